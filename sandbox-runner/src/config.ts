@@ -1,0 +1,90 @@
+import { existsSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+const flag = z
+  .enum(["0", "1", "true", "false", ""])
+  .optional()
+  .transform((v) => v === "1" || v === "true");
+
+const envSchema = z.object({
+  RUNNER_HOST: z.string().min(1).default("127.0.0.1"),
+  RUNNER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+  RUNNER_SECRET: z.string().min(16, "RUNNER_SECRET must be at least 16 characters"),
+  RUNNER_WORK_DIR: z.string().min(1).default(join(repoRoot, ".dev", "runner")),
+  RUNNER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
+  RUNNER_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(2 * 1024 ** 3),
+  RUNNER_UNSAFE_NO_SANDBOX: flag,
+  RUNNER_NPM_REGISTRY: z.url().default("https://registry.npmjs.org/"),
+  RUNNER_PIP_INDEX_URL: z.url().default("https://pypi.org/simple"),
+});
+
+export interface RunnerConfig {
+  host: string;
+  port: number;
+  secret: string;
+  workDir: string;
+  poolSize: number;
+  cacheMaxBytes: number;
+  unsafeNoSandbox: boolean;
+  npmRegistry: string;
+  pipIndexUrl: string;
+  /** Node binary made visible inside the sandbox as /opt/node/bin/node. */
+  nodeBinary: string;
+  /** First uid of the per-slot sandbox users, used when the runner itself runs as root. */
+  sandboxUidBase: number;
+  /** Largest snapshot or environment archive the runner downloads. */
+  maxDownloadBytes: number;
+  /** How long an accepted job id is remembered; longer than the signature window. */
+  jobMemoryMs: number;
+  callbackRetry: { attempts: number; baseDelayMs: number; maxDelayMs: number };
+  /** Where the sandbox binary lives; tests point it at a missing path to exercise refusal. */
+  bwrapPath: string;
+  /** Emits one structured log line; the default writes JSON to stdout. */
+  logSink?: (line: string) => void;
+}
+
+export type RunnerConfigInput = Partial<RunnerConfig> & { secret: string };
+
+export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
+  return {
+    host: "127.0.0.1",
+    port: 8788,
+    workDir: join(repoRoot, ".dev", "runner"),
+    poolSize: 2,
+    cacheMaxBytes: 2 * 1024 ** 3,
+    unsafeNoSandbox: false,
+    npmRegistry: "https://registry.npmjs.org/",
+    pipIndexUrl: "https://pypi.org/simple",
+    nodeBinary: process.execPath,
+    sandboxUidBase: 61000,
+    maxDownloadBytes: 1024 ** 3,
+    jobMemoryMs: 3_600_000,
+    callbackRetry: { attempts: 8, baseDelayMs: 500, maxDelayMs: 30_000 },
+    bwrapPath: existsSync("/usr/bin/bwrap") ? "/usr/bin/bwrap" : "bwrap",
+    ...input,
+  };
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new Error(`invalid runner configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return defaultConfig({
+    host: e.RUNNER_HOST,
+    port: e.RUNNER_PORT,
+    secret: e.RUNNER_SECRET,
+    workDir: resolve(e.RUNNER_WORK_DIR),
+    poolSize: e.RUNNER_POOL_SIZE,
+    cacheMaxBytes: e.RUNNER_CACHE_MAX_BYTES,
+    unsafeNoSandbox: e.RUNNER_UNSAFE_NO_SANDBOX,
+    npmRegistry: e.RUNNER_NPM_REGISTRY,
+    pipIndexUrl: e.RUNNER_PIP_INDEX_URL,
+  });
+}

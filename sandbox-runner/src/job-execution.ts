@@ -1,0 +1,308 @@
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat, mkdir, readdir, readFile, rename, rm, stat, symlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { ArchivePolicy } from "./archive";
+import { createArchive } from "./archive";
+import type { ArtifactCache, CacheLease } from "./cache";
+import type { RunnerConfig } from "./config";
+import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
+import type { Callback, Job, TestResult } from "./job-schema";
+import type { Logger } from "./log";
+import { tail } from "./output-capture";
+import { applyPatch } from "./patches";
+import { countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { UnsafeInputError } from "./safe-path";
+import { type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxResult } from "./sandbox";
+import { TransferError, upload } from "./transfer";
+import { deleteWorkspacePath, readRegularFile, writeWorkspaceFile } from "./workspace-fs";
+
+export interface ExecutionContext {
+  config: RunnerConfig;
+  sandbox: Sandbox;
+  /** Why the sandbox cannot be used, or null when it can (or unsafe mode is on). */
+  sandboxProblem: string | null;
+  cache: ArtifactCache;
+  log: Logger;
+}
+
+export interface ExecutionTimes {
+  acceptedAt: number;
+  startedAt: number;
+}
+
+const SNAPSHOT_POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 2 * 1024 ** 3, maxEntries: 200_000, systemLinkPrefixes: [] };
+const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 1024 ** 3, maxEntries: 1_000_000, systemLinkPrefixes: ["/usr/"] };
+const ENVIRONMENT_ENTRIES = ["node_modules", ".venv"];
+const REPORT_MAX_BYTES = 64 * 1024 * 1024;
+const LOG_TAIL_BYTES = 8192;
+const REQUIREMENT_FILES = ["requirements.txt", "requirements-dev.txt", "requirements-test.txt"];
+
+const KILL_REASONS: Record<Exclude<KillCause, "wall" | "aborted">, (job: Job) => string> = {
+  cpu: (j) => `CPU time limit of ${j.limits.cpu_ms} ms exceeded; the process tree was killed`,
+  memory: (j) => `memory limit of ${j.limits.memory_mb} MB exceeded; the process tree was killed`,
+  workspace: (j) => `workspace grew past ${j.limits.workspace_mb} MB; the process tree was killed`,
+};
+
+export const SHUTDOWN_REASON = "runner shutting down: the job was interrupted before it finished";
+
+/** Runs one job from download to uploads and returns the callback body; never throws. */
+export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, signal: AbortSignal, times: ExecutionTimes): Promise<Callback> {
+  const result = emptyCallback(job);
+  const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
+  const leases: CacheLease[] = [];
+  const runStart = { at: 0 };
+  try {
+    if (ctx.sandboxProblem) {
+      throw new UnsafeInputError(`${ctx.sandboxProblem}; refusing to run untrusted code without the sandbox (RUNNER_UNSAFE_NO_SANDBOX=1 allows it for local development only)`);
+    }
+    const workspace = join(jobDir, "ws");
+    const output = join(jobDir, "out");
+    await mkdir(workspace, { recursive: true, mode: 0o755 });
+    await mkdir(output, { mode: 0o755 });
+
+    const snapshot = await ctx.cache.acquire("snapshot", job.snapshot.sha256, job.snapshot.url, SNAPSHOT_POLICY);
+    leases.push(snapshot);
+    await copyTree(snapshot.path, workspace);
+    const mounts: Array<{ host: string; inside: string }> = [];
+    if (job.kind === "test" && job.environment) {
+      const env = await ctx.cache.acquire("environment", job.environment.sha256, job.environment.url, ENVIRONMENT_POLICY);
+      leases.push(env);
+      for (const name of await readdir(env.path)) mounts.push({ host: join(env.path, name), inside: name });
+    }
+    for (const file of job.files) {
+      if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
+      else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
+    }
+    for (const [i, diff] of job.patches.entries()) await applyPatch(workspace, diff, jobDir, i);
+    if (signal.aborted) throw new UnsafeInputError(SHUTDOWN_REASON);
+
+    const unsafe = ctx.sandbox.unsafe;
+    const inside = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary) } : SANDBOX_PATHS;
+    await mountEnvironment(workspace, mounts, unsafe);
+    const plan = await planTests(workspace, job.test, { junit: `${inside.output}/junit.xml`, lcov: `${inside.output}/lcov.info` }).catch((err: unknown) => {
+      if (job.kind === "prepare" && err instanceof UnsafeInputError) return null;
+      throw err;
+    });
+    result.framework = plan?.framework ?? null;
+    result.command = plan?.command ?? null;
+    const owner = ctx.sandbox.ownerFor(slot);
+    if (owner) await chownTree([workspace, output], owner);
+
+    const env = sandboxEnv(ctx.config, job, inside);
+    const command = job.kind === "prepare" ? await prepareCommand(workspace) : (plan as TestPlan).argv;
+    result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
+    runStart.at = performance.now();
+    const run = command
+      ? await ctx.sandbox.run({
+          workspace, output, readOnlyMounts: unsafe ? [] : mounts, network: job.kind === "prepare",
+          command, env, limits: job.limits, slot, signal,
+        })
+      : null;
+    if (run) {
+      result.timings.run_ms = run.runMs;
+      result.exit_code = run.exitCode;
+      result.log_truncated = run.logTruncated;
+      result.log_tail = tail(run.log, LOG_TAIL_BYTES);
+      result.artifacts.log = await tryUpload(job.uploads.log, run.log, "text/plain; charset=utf-8", ctx, job);
+    } else {
+      result.artifacts.log = await tryUpload(job.uploads.log, Buffer.from("nothing to install\n"), "text/plain; charset=utf-8", ctx, job);
+    }
+    if (job.kind === "prepare") await finishPrepare(job, ctx, run, workspace, jobDir, result);
+    else await finishTest(job, ctx, run as SandboxResult, output, inside.workspace, result);
+  } catch (err) {
+    result.status = "ERROR";
+    result.reason = reasonOf(err);
+    if (!(err instanceof UnsafeInputError || err instanceof TransferError)) ctx.log("job_error", { job_id: job.job_id, error: String(err) });
+  } finally {
+    for (const lease of leases) lease.release();
+    await removeTree(jobDir);
+  }
+  if (runStart.at === 0) result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
+  result.timings.queued_ms = Math.round(times.startedAt - times.acceptedAt);
+  result.timings.total_ms = Math.round(performance.now() - times.acceptedAt);
+  return result;
+}
+
+async function finishTest(job: Job, ctx: ExecutionContext, run: SandboxResult, output: string, insideWorkspace: string, result: Callback): Promise<void> {
+  const junit = await readRegularFile(join(output, "junit.xml"), REPORT_MAX_BYTES);
+  let tests: TestResult[] = [];
+  let reportProblem: string | null = null;
+  if (junit && junit.length > 0) {
+    try {
+      tests = parseJUnit(junit.toString("utf8"), insideWorkspace, result.framework === "node-test");
+    } catch (err) {
+      if (!(err instanceof ReportError)) throw err;
+      reportProblem = err.message;
+    }
+    result.artifacts.junit = await tryUpload(job.uploads.junit, junit, "application/xml", ctx, job);
+  }
+  result.tests = tests;
+  result.counts = countResults(tests);
+  if (job.test.coverage) {
+    const lcov = await readRegularFile(join(output, "lcov.info"), REPORT_MAX_BYTES);
+    result.coverage = lcov ? parseLcov(lcov.toString("utf8"), insideWorkspace) : null;
+  }
+  const exit = run.exitCode === null ? `signal ${run.signal ?? "unknown"}` : `exit code ${run.exitCode}`;
+  if (run.killedFor === "aborted") [result.status, result.reason] = ["ERROR", SHUTDOWN_REASON];
+  else if (run.killedFor === "wall") [result.status, result.reason] = ["TIMED_OUT", `wall-clock limit of ${job.limits.wall_ms} ms reached; the process tree was killed`];
+  else if (run.spawnError) [result.status, result.reason] = ["ERROR", `could not start the sandbox: ${run.spawnError}`];
+  else if (run.killedFor) [result.status, result.reason] = ["FAILED", KILL_REASONS[run.killedFor](job)];
+  else if (reportProblem) [result.status, result.reason] = ["FAILED", `${reportProblem} (${exit})`];
+  else if (tests.length === 0) {
+    result.status = "FAILED";
+    result.reason = junit && junit.length > 0 ? `the JUnit report lists no tests (${exit})` : `the test command produced no JUnit report (${exit})`;
+  } else [result.status, result.reason] = ["SUCCEEDED", null];
+}
+
+async function finishPrepare(job: Job, ctx: ExecutionContext, run: SandboxResult | null, workspace: string, jobDir: string, result: Callback): Promise<void> {
+  if (run?.killedFor === "aborted") throw new UnsafeInputError(SHUTDOWN_REASON);
+  if (run?.killedFor === "wall") {
+    [result.status, result.reason] = ["TIMED_OUT", `wall-clock limit of ${job.limits.wall_ms} ms reached while installing dependencies`];
+    return;
+  }
+  if (run?.spawnError) throw new UnsafeInputError(`could not start the sandbox: ${run.spawnError}`);
+  if (run?.killedFor) [result.status, result.reason] = ["FAILED", KILL_REASONS[run.killedFor](job)];
+  else if (run && run.exitCode !== 0) [result.status, result.reason] = ["FAILED", `dependency installation failed (exit code ${run.exitCode ?? `signal ${run.signal}`})`];
+  if (result.status === "FAILED") return;
+
+  const entries: string[] = [];
+  for (const name of ENVIRONMENT_ENTRIES) {
+    if ((await lstat(join(workspace, name)).catch(() => null))?.isDirectory()) entries.push(name);
+  }
+  result.status = "SUCCEEDED";
+  if (entries.length === 0) return;
+  const archive = join(jobDir, "environment.tar.gz");
+  await createArchive(workspace, entries, archive);
+  const sha256 = await sha256File(archive);
+  const size = (await stat(archive)).size;
+  if (!(await tryUpload(job.uploads.environment as string, await readFile(archive), "application/gzip", ctx, job))) {
+    throw new TransferError("could not upload the environment archive");
+  }
+  await ctx.cache.adopt("environment", sha256, async (dir) => {
+    for (const name of entries) await rename(join(workspace, name), join(dir, name));
+  });
+  result.environment = { sha256, size };
+}
+
+/** Fixed shell text only; nothing from the job is interpolated into it. */
+async function prepareCommand(workspace: string): Promise<string[] | null> {
+  const steps: string[] = [];
+  const pkg = await readPackageJson(workspace);
+  const deps = { ...pkg?.dependencies, ...pkg?.devDependencies, ...pkg?.optionalDependencies };
+  if (pkg && Object.keys(deps).length > 0) {
+    steps.push((await readManifest(workspace, "package-lock.json")) !== null ? "npm ci --no-audit --no-fund" : "npm install --no-audit --no-fund");
+  }
+  const requirements: string[] = [];
+  for (const name of REQUIREMENT_FILES) if ((await readManifest(workspace, name)) !== null) requirements.push(name);
+  if (requirements.length > 0) {
+    steps.push("/usr/bin/python3 -m venv --system-site-packages .venv");
+    steps.push(`.venv/bin/python -m pip install ${requirements.map((r) => `-r ${r}`).join(" ")}`);
+  }
+  return steps.length === 0 ? null : ["/bin/sh", "-c", `set -e\n${steps.join("\n")}`];
+}
+
+function sandboxEnv(config: RunnerConfig, job: Job, inside: { workspace: string; output: string; nodeBinDir: string }): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: `${inside.workspace}/.venv/bin:${inside.workspace}/node_modules/.bin:${inside.nodeBinDir}:/usr/bin:/bin:/usr/local/bin`,
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+    LANG: "C.UTF-8",
+    CI: "1",
+    NO_COLOR: "1",
+    PYTHONDONTWRITEBYTECODE: "1",
+    PYTHONUNBUFFERED: "1",
+    ASSAY_WORKSPACE: inside.workspace,
+    ASSAY_JUNIT_PATH: `${inside.output}/junit.xml`,
+  };
+  if (job.kind === "prepare") {
+    Object.assign(env, {
+      npm_config_registry: config.npmRegistry,
+      npm_config_cache: "/tmp/.npm",
+      npm_config_update_notifier: "false",
+      PIP_INDEX_URL: config.pipIndexUrl,
+      PIP_DISABLE_PIP_VERSION_CHECK: "1",
+      PIP_NO_INPUT: "1",
+    });
+  }
+  return env;
+}
+
+/** In unsafe mode there are no mounts, so environment trees are linked in instead. */
+async function mountEnvironment(workspace: string, mounts: Array<{ host: string; inside: string }>, unsafe: boolean): Promise<void> {
+  for (const m of mounts) {
+    const target = join(workspace, m.inside);
+    await rm(target, { recursive: true, force: true });
+    if (unsafe) await symlink(m.host, target);
+    else await mkdir(target);
+  }
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await runTool("cp", ["-a", "--no-preserve=ownership", `${from}/.`, to]);
+}
+
+async function chownTree(paths: string[], owner: { uid: number; gid: number }): Promise<void> {
+  await runTool("chown", ["-R", "-P", `${owner.uid}:${owner.gid}`, ...paths]);
+}
+
+async function removeTree(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch {
+    // Sandboxed code may have left directories without write permission for the owner.
+    await runTool("chmod", ["-R", "u+rwX", path]).catch(() => undefined);
+    await rm(path, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function runTool(cmd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"], env: { PATH: "/usr/bin:/bin", LANG: "C" } });
+    let stderr = "";
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8").slice(0, 2000)));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} failed: ${stderr.trim()}`))));
+  });
+}
+
+async function tryUpload(url: string, body: Buffer, type: string, ctx: ExecutionContext, job: Job): Promise<boolean> {
+  try {
+    await upload(url, body, type);
+    return true;
+  } catch (err) {
+    ctx.log("upload_failed", { job_id: job.job_id, bytes: body.length, error: reasonOf(err) });
+    return false;
+  }
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof UnsafeInputError || err instanceof TransferError) return err.message;
+  return `internal error: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+export function emptyCallback(job: Pick<Job, "job_id" | "kind">): Callback {
+  return {
+    job_id: job.job_id,
+    kind: job.kind,
+    status: "ERROR",
+    reason: null,
+    exit_code: null,
+    timings: { queued_ms: 0, setup_ms: 0, run_ms: 0, total_ms: 0 },
+    counts: { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 },
+    tests: [],
+    log_tail: "",
+    log_truncated: false,
+    framework: null,
+    command: null,
+    environment: null,
+    artifacts: { junit: false, log: false },
+  };
+}

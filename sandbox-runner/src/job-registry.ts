@@ -1,0 +1,61 @@
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { JobStatus } from "./job-schema";
+
+export type JobState = "queued" | "running" | JobStatus;
+
+/**
+ * Remembers job ids so a replayed job changes nothing. Ids are kept on disk for longer than
+ * the signature window: an older replay is already refused by its stale timestamp, so this
+ * also covers a runner restart.
+ */
+export class JobRegistry {
+  private readonly states = new Map<string, { state: JobState; at: number }>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly memoryMs: number,
+  ) {}
+
+  async init(): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const cutoff = Date.now() - this.memoryMs;
+    for (const name of await readdir(this.dir)) {
+      const path = join(this.dir, name);
+      const info = await stat(path).catch(() => null);
+      if (!info || info.mtimeMs < cutoff) {
+        await rm(path, { force: true });
+        continue;
+      }
+      const state = (await readFile(path, "utf8").catch(() => "ERROR")) as JobState;
+      this.states.set(name.replace(/\.state$/, ""), { state, at: info.mtimeMs });
+    }
+  }
+
+  get(jobId: string): JobState | null {
+    return this.states.get(jobId)?.state ?? null;
+  }
+
+  /** Records a new id; false when the id was already known. */
+  async claim(jobId: string): Promise<boolean> {
+    this.prune();
+    if (this.states.has(jobId)) return false;
+    await this.set(jobId, "queued");
+    return true;
+  }
+
+  async set(jobId: string, state: JobState): Promise<void> {
+    this.states.set(jobId, { state, at: Date.now() });
+    await writeFile(join(this.dir, `${jobId}.state`), state);
+  }
+
+  private prune(): void {
+    const cutoff = Date.now() - this.memoryMs;
+    for (const [id, s] of this.states) {
+      if (s.at < cutoff && s.state !== "queued" && s.state !== "running") {
+        this.states.delete(id);
+        void rm(join(this.dir, `${id}.state`), { force: true });
+      }
+    }
+  }
+}

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { checkRelativePath } from "./safe-path";
+
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+const relativePath = z.string().superRefine((value, ctx) => {
+  const verdict = checkRelativePath(value);
+  if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
+});
+
+const fileUpsert = z.strictObject({
+  path: relativePath,
+  content_b64: z.base64().max(64 * 1024 * 1024),
+  delete: z.literal(false).optional(),
+});
+const fileDelete = z.strictObject({ path: relativePath, delete: z.literal(true) });
+
+export const limitsSchema = z.strictObject({
+  wall_ms: z.number().int().min(100).max(3_600_000).default(120_000),
+  cpu_ms: z.number().int().min(100).max(3_600_000).default(120_000),
+  memory_mb: z.number().int().min(64).max(65_536).default(1024),
+  processes: z.number().int().min(8).max(4096).default(256),
+  output_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(1024 * 1024),
+  workspace_mb: z.number().int().min(1).max(65_536).default(512),
+});
+
+export const frameworkSchema = z.enum(["auto", "node-test", "pytest"]);
+
+export const jobSchema = z
+  .strictObject({
+    job_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "job_id: letters, digits, '_' and '-' only"),
+    kind: z.enum(["prepare", "test"]),
+    snapshot: z.strictObject({ url: httpUrl, sha256 }),
+    environment: z.strictObject({ url: httpUrl, sha256 }).nullable().default(null),
+    files: z.array(z.union([fileUpsert, fileDelete])).max(10_000).default([]),
+    patches: z.array(z.string().max(32 * 1024 * 1024)).max(100).default([]),
+    test: z
+      .strictObject({
+        framework: frameworkSchema.default("auto"),
+        command: z.array(z.string().min(1).max(4096).refine((s) => !s.includes("\0"), "NUL in argument")).min(1).max(256).nullable().default(null),
+        coverage: z.boolean().default(false),
+      })
+      .default({ framework: "auto", command: null, coverage: false }),
+    limits: limitsSchema.default(limitsSchema.parse({})),
+    uploads: z.strictObject({ junit: httpUrl, log: httpUrl, environment: httpUrl.optional() }),
+    callback_url: httpUrl,
+  })
+  .superRefine((job, ctx) => {
+    if (job.kind === "prepare" && !job.uploads.environment) {
+      ctx.addIssue({ code: "custom", path: ["uploads", "environment"], message: "prepare jobs need an environment upload URL" });
+    }
+  });
+
+export type Job = z.infer<typeof jobSchema>;
+export type Limits = z.infer<typeof limitsSchema>;
+export type Framework = Exclude<z.infer<typeof frameworkSchema>, "auto">;
+
+export type JobStatus = "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ERROR";
+export type TestStatus = "passed" | "failed" | "skipped" | "errored";
+
+export interface TestResult {
+  name: string;
+  classname: string;
+  file: string | null;
+  status: TestStatus;
+  duration_ms: number;
+  message: string | null;
+}
+
+export interface Counts {
+  total: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  errored: number;
+}
+
+export interface CoverageSummary {
+  format: "lcov";
+  lines_total: number;
+  lines_covered: number;
+  percent: number;
+  files: Array<{ file: string; lines_total: number; lines_covered: number }>;
+}
+
+export interface Callback {
+  job_id: string;
+  kind: Job["kind"];
+  status: JobStatus;
+  reason: string | null;
+  exit_code: number | null;
+  timings: { queued_ms: number; setup_ms: number; run_ms: number; total_ms: number };
+  counts: Counts;
+  tests: TestResult[];
+  log_tail: string;
+  log_truncated: boolean;
+  framework: Framework | null;
+  command: string[] | null;
+  environment: { sha256: string; size: number } | null;
+  artifacts: { junit: boolean; log: boolean };
+  coverage?: CoverageSummary | null;
+}

@@ -1,0 +1,135 @@
+import { chmod, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { ArtifactCache, type CacheStats } from "./cache";
+import type { RunnerConfig } from "./config";
+import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
+import { JobRegistry, type JobState } from "./job-registry";
+import type { Callback, Job } from "./job-schema";
+import type { Logger } from "./log";
+import { SlotPool } from "./pool";
+import { Sandbox } from "./sandbox";
+import { postSigned } from "./transfer";
+
+export interface Health {
+  status: "ok" | "degraded" | "shutting_down";
+  pool: { running: number; queued: number; capacity: number };
+  cache: CacheStats;
+  sandbox: { isolation: "bubblewrap" | "none (unsafe dev mode)" | "unavailable"; problem: string | null };
+}
+
+export type Submission = { status: 202; state: "accepted" } | { status: 200; state: JobState } | { status: 503 };
+
+export const QUEUED_SHUTDOWN_REASON = "runner shutting down: the job was still queued and never started";
+
+/** Accepts jobs, runs them in a bounded pool and reports every one of them exactly once. */
+export class RunnerService {
+  private readonly pool: SlotPool;
+  private readonly registry: JobRegistry;
+  private readonly cache: ArtifactCache;
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly aborts = new Map<string, AbortController>();
+  private context: ExecutionContext | null = null;
+  private closing = false;
+
+  constructor(
+    private readonly config: RunnerConfig,
+    private readonly log: Logger,
+  ) {
+    this.pool = new SlotPool(config.poolSize);
+    this.registry = new JobRegistry(join(config.workDir, "state"), config.jobMemoryMs);
+    this.cache = new ArtifactCache(join(config.workDir, "cache"), config.cacheMaxBytes, config.maxDownloadBytes, log);
+  }
+
+  async init(): Promise<void> {
+    // Sandboxed uids must traverse the work dir to reach their bind sources, never list it.
+    for (const dir of [this.config.workDir, join(this.config.workDir, "jobs")]) {
+      await mkdir(dir, { recursive: true });
+      await chmod(dir, 0o711);
+    }
+    await this.registry.init();
+    await this.cache.init();
+    const options = {
+      bwrapPath: this.config.bwrapPath,
+      nodeBinary: this.config.nodeBinary,
+      workDir: this.config.workDir,
+      sandboxUidBase: this.config.sandboxUidBase,
+    };
+    let sandbox = new Sandbox({ ...options, unsafe: false });
+    await sandbox.prepare();
+    const probe = sandbox.probe();
+    let problem: string | null = null;
+    if (!probe.ok) {
+      if (this.config.unsafeNoSandbox) sandbox = new Sandbox({ ...options, unsafe: true });
+      else problem = `sandbox unavailable: ${probe.reason}`;
+      this.log("sandbox_refused", { reason: probe.reason, unsafe_mode: this.config.unsafeNoSandbox });
+    }
+    this.context = { config: this.config, sandbox, sandboxProblem: problem, cache: this.cache, log: this.log };
+  }
+
+  health(): Health {
+    const ctx = this.context;
+    const isolation = ctx?.sandboxProblem ? "unavailable" : ctx?.sandbox.unsafe ? "none (unsafe dev mode)" : "bubblewrap";
+    return {
+      status: this.closing ? "shutting_down" : isolation === "bubblewrap" ? "ok" : "degraded",
+      pool: { running: this.pool.running, queued: this.pool.queued, capacity: this.pool.capacity },
+      cache: this.cache.stats(),
+      sandbox: { isolation, problem: ctx?.sandboxProblem ?? null },
+    };
+  }
+
+  async submit(job: Job): Promise<Submission> {
+    if (this.closing) return { status: 503 };
+    if (!(await this.registry.claim(job.job_id))) {
+      this.log("job_replayed", { job_id: job.job_id });
+      return { status: 200, state: this.registry.get(job.job_id) ?? "queued" };
+    }
+    this.log("job_accepted", { job_id: job.job_id, kind: job.kind, queued: this.pool.queued, running: this.pool.running });
+    const task = this.process(job, performance.now()).finally(() => this.inflight.delete(task));
+    this.inflight.add(task);
+    return { status: 202, state: "accepted" };
+  }
+
+  /** Stops intake, reports queued and running jobs as ERROR, and waits for their callbacks. */
+  async shutdown(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    this.log("runner_stopping", { running: this.pool.running, queued: this.pool.queued });
+    this.pool.rejectWaiting(new Error(QUEUED_SHUTDOWN_REASON));
+    for (const controller of this.aborts.values()) controller.abort();
+    await Promise.allSettled([...this.inflight]);
+    this.log("runner_stopped");
+  }
+
+  private async process(job: Job, acceptedAt: number): Promise<void> {
+    const controller = new AbortController();
+    this.aborts.set(job.job_id, controller);
+    let callback: Callback;
+    const slot = await this.pool.acquire().catch(() => null);
+    try {
+      if (slot === null || this.closing) {
+        callback = emptyCallback(job);
+        callback.reason = slot === null ? QUEUED_SHUTDOWN_REASON : SHUTDOWN_REASON;
+        callback.timings.queued_ms = callback.timings.total_ms = Math.round(performance.now() - acceptedAt);
+      } else {
+        await this.registry.set(job.job_id, "running");
+        this.log("job_started", { job_id: job.job_id, slot });
+        callback = await executeJob(job, this.context as ExecutionContext, slot, controller.signal, { acceptedAt, startedAt: performance.now() });
+      }
+    } finally {
+      if (slot !== null) this.pool.release(slot);
+      this.aborts.delete(job.job_id);
+    }
+    await this.registry.set(job.job_id, callback.status);
+    this.log("job_finished", {
+      job_id: job.job_id,
+      kind: job.kind,
+      status: callback.status,
+      reason: callback.reason,
+      exit_code: callback.exit_code,
+      counts: callback.counts,
+      timings: callback.timings,
+    });
+    const delivered = await postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id });
+    if (delivered) this.log("callback_delivered", { job_id: job.job_id, status: callback.status });
+  }
+}

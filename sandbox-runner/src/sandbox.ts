@@ -1,0 +1,238 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Limits } from "./job-schema";
+import { OutputCapture } from "./output-capture";
+import { killAllOwnedBy, treeUsage } from "./process-tree";
+import { diskUsage } from "./workspace-fs";
+
+/** Where things are as the sandboxed command sees them. */
+export interface SandboxPaths {
+  workspace: string;
+  output: string;
+  nodeBinDir: string;
+}
+
+export const SANDBOX_PATHS: SandboxPaths = { workspace: "/workspace", output: "/output", nodeBinDir: "/opt/node/bin" };
+
+export interface SandboxRun {
+  /** Host directory mounted read-write as the workspace. */
+  workspace: string;
+  /** Host directory mounted read-write for reports. */
+  output: string;
+  /** Host directories mounted read-only inside the workspace (prepared environments). */
+  readOnlyMounts: Array<{ host: string; inside: string }>;
+  network: boolean;
+  command: string[];
+  env: Record<string, string>;
+  limits: Limits;
+  /** Pool slot; picks the uid so concurrent jobs never share a process count. */
+  slot: number;
+  signal: AbortSignal;
+}
+
+export type KillCause = "wall" | "cpu" | "memory" | "workspace" | "aborted";
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  killedFor: KillCause | null;
+  log: Buffer;
+  logTruncated: boolean;
+  outputBytes: number;
+  runMs: number;
+  spawnError: string | null;
+}
+
+export interface SandboxOptions {
+  bwrapPath: string;
+  nodeBinary: string;
+  workDir: string;
+  sandboxUidBase: number;
+  /** Run without bubblewrap; only ever set by RUNNER_UNSAFE_NO_SANDBOX=1. */
+  unsafe: boolean;
+}
+
+const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+const ETC_ENTRIES = [
+  "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "localtime", "alternatives",
+  "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "protocols", "services",
+];
+const MONITOR_INTERVAL_MS = 100;
+const WORKSPACE_CHECK_EVERY = 5;
+
+/**
+ * Runs commands under bubblewrap: fresh user, PID, IPC, UTS and (for test jobs) network
+ * namespaces, read-only system directories, a private size-capped /tmp, only the job's
+ * workspace and output directories writable, a clean environment, rlimits set by prlimit,
+ * and a monitor that kills the whole tree at the wall, CPU, memory or workspace limits.
+ */
+export class Sandbox {
+  private readonly etcDir: string;
+  private readonly nodeBinary: string;
+
+  constructor(private readonly options: SandboxOptions) {
+    this.etcDir = join(options.workDir, "sandbox-etc");
+    this.nodeBinary = realpathSync(options.nodeBinary);
+  }
+
+  get unsafe(): boolean {
+    return this.options.unsafe;
+  }
+
+  /** Owner the workspace must belong to so the sandboxed user can write it. */
+  ownerFor(slot: number): { uid: number; gid: number } | null {
+    if (this.options.unsafe || process.getuid?.() !== 0) return null;
+    return { uid: this.options.sandboxUidBase + slot, gid: this.options.sandboxUidBase + slot };
+  }
+
+  async prepare(): Promise<void> {
+    await mkdir(this.etcDir, { recursive: true });
+    await writeFile(join(this.etcDir, "passwd"), "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    await writeFile(join(this.etcDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
+    await writeFile(join(this.etcDir, "hosts"), "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n");
+  }
+
+  /** Proves bubblewrap can actually create the namespaces here (it may be installed but blocked). */
+  probe(): { ok: true } | { ok: false; reason: string } {
+    if (!existsSync("/usr/bin/prlimit")) return { ok: false, reason: "prlimit (util-linux) is not installed" };
+    const owner = this.ownerFor(0);
+    const result = spawnSync(this.options.bwrapPath, [...this.baseArgs(false, 64), "--", "/bin/sh", "-c", "exit 0"], {
+      env: {},
+      timeout: 10_000,
+      encoding: "utf8",
+      ...(owner ?? {}),
+    });
+    if (result.error) return { ok: false, reason: `bubblewrap is not available: ${result.error.message}` };
+    if (result.status !== 0) return { ok: false, reason: `bubblewrap cannot create a sandbox here: ${result.stderr.trim() || `exit ${result.status}`}` };
+    return { ok: true };
+  }
+
+  async run(job: SandboxRun): Promise<SandboxResult> {
+    const limits = job.limits;
+    const cpuSeconds = Math.ceil(limits.cpu_ms / 1000);
+    // Address space is only a backstop: V8 and thread stacks reserve far more than they use,
+    // so the real memory limit is the monitor's resident-set check over the whole tree.
+    const addressSpaceMb = Math.max(4 * limits.memory_mb, 2048);
+    const rlimits = [
+      `--as=${addressSpaceMb * 1024 * 1024}`,
+      `--nproc=${limits.processes}`,
+      `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
+      `--fsize=${limits.workspace_mb * 1024 * 1024}`,
+      "--core=0",
+      "--nofile=4096",
+    ];
+    const owner = this.ownerFor(job.slot);
+    const argv = this.options.unsafe
+      ? ["/usr/bin/prlimit", ...rlimits, "--", ...job.command]
+      : ["/usr/bin/prlimit", ...rlimits, "--", this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command];
+    const env = this.options.unsafe ? { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` } : {};
+    const capture = new OutputCapture(limits.output_bytes);
+    const started = performance.now();
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      cwd: this.options.unsafe ? job.workspace : "/",
+      env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(owner ?? {}),
+    });
+    child.stdout.on("data", (c: Buffer) => capture.append(c));
+    child.stderr.on("data", (c: Buffer) => capture.append(c));
+
+    let killedFor: KillCause | null = null;
+    const kill = (cause: KillCause) => {
+      killedFor ??= cause;
+      // The negative pid reaches the whole process group; bwrap's PID-namespace init dies
+      // with it, and the kernel then kills every process left in the namespace.
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          child.kill("SIGKILL");
+        }
+      }
+    };
+    const onAbort = () => kill("aborted");
+    job.signal.addEventListener("abort", onAbort);
+    if (job.signal.aborted) onAbort();
+    const wallTimer = setTimeout(() => kill("wall"), limits.wall_ms);
+    const monitor = this.monitor(child.pid, job, kill);
+
+    const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
+      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
+    });
+    clearTimeout(wallTimer);
+    job.signal.removeEventListener("abort", onAbort);
+    monitor.stop();
+    if (owner) await killAllOwnedBy(owner.uid);
+    return {
+      exitCode: outcome.code,
+      signal: outcome.signal,
+      killedFor,
+      log: capture.render(),
+      logTruncated: capture.truncated,
+      outputBytes: capture.total,
+      runMs: Math.round(performance.now() - started),
+      spawnError: outcome.error,
+    };
+  }
+
+  private monitor(pid: number | undefined, job: SandboxRun, kill: (cause: KillCause) => void): { stop(): void } {
+    if (pid === undefined) return { stop() {} };
+    let ticks = 0;
+    let busy = false;
+    const workspaceLimit = job.limits.workspace_mb * 1024 * 1024;
+    const timer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      void (async () => {
+        const usage = await treeUsage(pid);
+        if (usage.cpuMs > job.limits.cpu_ms) kill("cpu");
+        else if (usage.rssBytes > job.limits.memory_mb * 1024 * 1024) kill("memory");
+        else if (++ticks % WORKSPACE_CHECK_EVERY === 0) {
+          const used = (await diskUsage(job.workspace, workspaceLimit)) + (await diskUsage(job.output, workspaceLimit));
+          if (used > workspaceLimit) kill("workspace");
+        }
+      })().finally(() => {
+        busy = false;
+      });
+    }, MONITOR_INTERVAL_MS);
+    return { stop: () => clearInterval(timer) };
+  }
+
+  private baseArgs(network: boolean, tmpMb: number): string[] {
+    const args = [
+      "--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns",
+      "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+      "--hostname", "sandbox", "--new-session", "--die-with-parent", "--clearenv",
+      "--ro-bind", "/usr", "/usr",
+    ];
+    if (!network) args.push("--unshare-net");
+    for (const dir of SYSTEM_DIRS) {
+      const stat = lstatSync(dir, { throwIfNoEntry: false });
+      if (stat?.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
+      else if (stat?.isDirectory()) args.push("--ro-bind", dir, dir);
+    }
+    for (const entry of ETC_ENTRIES) args.push("--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`);
+    for (const entry of ["passwd", "group", "hosts"]) args.push("--ro-bind", join(this.etcDir, entry), `/etc/${entry}`);
+    if (network) args.push("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+    args.push(
+      "--proc", "/proc", "--dev", "/dev",
+      "--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp",
+      "--ro-bind", this.nodeBinary, `${SANDBOX_PATHS.nodeBinDir}/node`,
+    );
+    return args;
+  }
+
+  private jobArgs(job: SandboxRun): string[] {
+    const args = this.baseArgs(job.network, Math.min(job.limits.workspace_mb, job.limits.memory_mb));
+    args.push("--bind", job.workspace, SANDBOX_PATHS.workspace, "--bind", job.output, SANDBOX_PATHS.output);
+    for (const m of job.readOnlyMounts) args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
+    for (const [k, v] of Object.entries(job.env)) args.push("--setenv", k, v);
+    // The root is bwrap's own tmpfs: without this, /etc or / would take writes (into memory).
+    args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace);
+    return args;
+  }
+}

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { QUEUED_SHUTDOWN_REASON } from "../src/runner-service";
+import { SHUTDOWN_REASON } from "../src/job-execution";
+import { type Harness, jobId, processesOwnedBy, startHarness, TEST_LIMITS } from "./support/harness";
+import { tarGz } from "./support/tarball";
+
+const passing = {
+  "package.json": JSON.stringify({ name: "life", scripts: { test: "node --test" } }),
+  "test/a.test.js": `require("node:test")("ok", () => {});\n`,
+};
+
+describe("environments and the cache", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ sandboxUidBase: 62300 });
+  });
+  afterAll(() => h.close());
+
+  it("prepares an environment, uploads it, and test jobs use it from the cache read-only", async () => {
+    const tiny = tarGz([
+      { path: "package/package.json", content: JSON.stringify({ name: "tiny", version: "1.0.0", main: "index.js" }) },
+      { path: "package/index.js", content: `module.exports = "tiny works";` },
+    ]);
+    const repo = tarGz([
+      { path: "repo/", dir: true },
+      { path: "repo/package.json", content: JSON.stringify({ name: "app", scripts: { test: "node --test" }, dependencies: { tiny: "file:vendor/tiny-1.0.0.tgz" } }) },
+      { path: "repo/vendor/tiny-1.0.0.tgz", content: tiny },
+      {
+        path: "repo/test/dep.test.js",
+        content: `const test = require("node:test"); const assert = require("node:assert"); const fs = require("node:fs");
+test("dependency loads", () => assert.equal(require("tiny"), "tiny works"));
+test("environment is read-only", () => assert.throws(() => fs.writeFileSync("node_modules/tiny/index.js", "x"), /EROFS|EACCES|EPERM/));`,
+      },
+    ]);
+    const prepId = jobId("prepare");
+    const snapshot = h.worker.blob(`${prepId}-repo.tar.gz`, repo);
+    const prep = await h.run({
+      ...h.job(prepId, {}),
+      kind: "prepare",
+      snapshot,
+      uploads: { junit: `${h.worker.url}/uploads/${prepId}/junit.xml`, log: `${h.worker.url}/uploads/${prepId}/log.txt`, environment: `${h.worker.url}/uploads/${prepId}/env.tar.gz` },
+      limits: { ...TEST_LIMITS, wall_ms: 120_000, cpu_ms: 120_000 },
+    });
+    expect(prep.reason, prep.log_tail).toBeNull();
+    expect(prep.status).toBe("SUCCEEDED");
+    expect(prep.framework).toBe("node-test");
+    expect(prep.environment?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    const archive = h.worker.uploads.get(`${prepId}/env.tar.gz`);
+    expect(archive?.length).toBe(prep.environment?.size);
+
+    const env = h.worker.blob(`${prepId}-env.tar.gz`, archive as Buffer);
+    expect(env.sha256).toBe(prep.environment?.sha256);
+    for (let i = 0; i < 2; i++) {
+      const cb = await h.run({ ...h.job(jobId("with-env"), {}), snapshot, environment: env });
+      expect(cb.status).toBe("SUCCEEDED");
+      expect(cb.counts).toMatchObject({ total: 2, passed: 2 });
+    }
+    // The prepare job put the environment in the cache; the snapshot was fetched once.
+    expect(h.worker.downloads.get(`${prepId}-env.tar.gz`) ?? 0).toBe(0);
+    expect(h.worker.downloads.get(`${prepId}-repo.tar.gz`)).toBe(1);
+    expect(h.runner.health().cache.hits).toBeGreaterThanOrEqual(4);
+  });
+
+  it("prepare with nothing to install succeeds with no environment", async () => {
+    const id = jobId("prepare-empty");
+    const cb = await h.run({ ...h.job(id, passing), kind: "prepare", uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` } });
+    expect(cb.status).toBe("SUCCEEDED");
+    expect(cb.environment).toBeNull();
+    expect(h.worker.uploads.has(`${id}/e`)).toBe(false);
+  });
+
+  it("retries a failing callback with backoff until it is delivered", async () => {
+    h.worker.failCallbacks = 2;
+    const before = h.worker.callbackAttempts;
+    const cb = await h.run(h.job(jobId("retry"), passing));
+    expect(cb.status).toBe("SUCCEEDED");
+    expect(h.worker.callbackAttempts - before).toBe(3);
+  });
+});
+
+it("evicts least recently used cache entries past the byte budget", async () => {
+  const h = await startHarness({ sandboxUidBase: 62400, cacheMaxBytes: 1 });
+  try {
+    for (let i = 0; i < 3; i++) expect((await h.run(h.job(jobId(`evict${i}`), passing))).status).toBe("SUCCEEDED");
+    await h.waitForLog((e) => e.event === "cache_evicted");
+    const stats = h.runner.health().cache;
+    expect(stats.evictions).toBeGreaterThanOrEqual(2);
+    expect(stats.misses).toBe(3);
+  } finally {
+    await h.close();
+  }
+});
+
+it("shutdown reports the running and the queued job as ERROR and leaves nothing behind", async () => {
+  const h = await startHarness({ sandboxUidBase: 62500, poolSize: 1 });
+  const running = h.job(jobId("inflight"), {}, { test: { framework: "node-test", command: ["/bin/sh", "-c", "sleep 600"], coverage: false }, limits: { ...TEST_LIMITS, wall_ms: 600_000 } });
+  const queued = h.job(jobId("queued"), passing);
+  expect((await h.submit(running)).status).toBe(202);
+  expect((await h.submit(queued)).status).toBe(202);
+  await h.waitForLog((e) => e.event === "job_started" && e.job_id === running.job_id);
+  expect(h.runner.health().pool).toEqual({ running: 1, queued: 1, capacity: 1 });
+  const callbacks = Promise.all([h.worker.callback(running.job_id), h.worker.callback(queued.job_id)]);
+  await h.runner.close();
+  const [a, b] = await callbacks;
+  expect(a).toMatchObject({ status: "ERROR", reason: SHUTDOWN_REASON });
+  expect(b).toMatchObject({ status: "ERROR", reason: QUEUED_SHUTDOWN_REASON });
+  expect(await processesOwnedBy([62500])).toEqual([]);
+  await h.close();
+});
+
+describe("without bubblewrap", () => {
+  it("refuses to run unless the unsafe dev setting is on", async () => {
+    const h = await startHarness({ sandboxUidBase: 62600, bwrapPath: "/nonexistent/bwrap" });
+    try {
+      expect(h.runner.health().sandbox.isolation).toBe("unavailable");
+      const cb = await h.run(h.job(jobId("nobwrap"), passing));
+      expect(cb.status).toBe("ERROR");
+      expect(cb.reason).toMatch(/sandbox unavailable: .*refusing to run untrusted code.*RUNNER_UNSAFE_NO_SANDBOX=1/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it("runs unsandboxed only with RUNNER_UNSAFE_NO_SANDBOX", async () => {
+    const h = await startHarness({ sandboxUidBase: 62700, bwrapPath: "/nonexistent/bwrap", unsafeNoSandbox: true });
+    try {
+      expect(h.runner.health().sandbox.isolation).toBe("none (unsafe dev mode)");
+      const cb = await h.run(h.job(jobId("unsafe"), passing));
+      expect(cb.status).toBe("SUCCEEDED");
+      expect(cb.counts.passed).toBe(1);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,119 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { RunnerConfigInput } from "../../src/config";
+import type { Callback } from "../../src/job-schema";
+import { startRunner, type RunningRunner } from "../../src/server";
+import { signedHeaders } from "../../src/signing";
+import { FakeWorker } from "./fake-worker";
+import { snapshot } from "./tarball";
+
+export const SECRET = "test-secret-0123456789abcdef";
+
+export type TestJob = Record<string, unknown> & { job_id: string };
+
+export interface Harness {
+  runner: RunningRunner;
+  worker: FakeWorker;
+  workDir: string;
+  logs: Array<Record<string, unknown>>;
+  /** Resolves with the first log event (past or future) that matches. */
+  waitForLog(match: (event: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  /** Submits a job and waits for its callback. */
+  run(job: Record<string, unknown>): Promise<Callback>;
+  submit(job: unknown, headers?: Record<string, string>): Promise<{ status: number; body: unknown }>;
+  job(id: string, files: Record<string, string>, extra?: Record<string, unknown>): TestJob;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+export const jobId = (label: string) => `job_${label}_${process.pid}_${++counter}_${Date.now().toString(36)}`;
+
+/** Small limits keep hostile cases quick; individual jobs raise them where needed. */
+export const TEST_LIMITS = { wall_ms: 20_000, cpu_ms: 20_000, memory_mb: 1024, processes: 128, output_bytes: 64 * 1024, workspace_mb: 64 };
+
+export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): Promise<Harness> {
+  const workDir = overrides.workDir ?? (await mkdtemp(join(tmpdir(), "assay-runner-test-")));
+  const logs: Array<Record<string, unknown>> = [];
+  const logWaiters: Array<{ match: (e: Record<string, unknown>) => boolean; resolve: (e: Record<string, unknown>) => void }> = [];
+  const onLog = (line: string) => {
+    const event = JSON.parse(line) as Record<string, unknown>;
+    logs.push(event);
+    for (const w of logWaiters.filter((x) => x.match(event))) {
+      logWaiters.splice(logWaiters.indexOf(w), 1);
+      w.resolve(event);
+    }
+  };
+  const worker = await new FakeWorker(SECRET).start();
+  const runner = await startRunner({
+    secret: SECRET,
+    port: 0,
+    workDir,
+    poolSize: 2,
+    callbackRetry: { attempts: 5, baseDelayMs: 20, maxDelayMs: 100 },
+    logSink: onLog,
+    ...overrides,
+  });
+
+  const submit = async (job: unknown, headers?: Record<string, string>) => {
+    const body = JSON.stringify(job);
+    const response = await fetch(`${runner.url}/jobs`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", ...(headers ?? signedHeaders(SECRET, body)) },
+    });
+    return { status: response.status, body: (await response.json()) as unknown };
+  };
+
+  const job = (id: string, files: Record<string, string>, extra: Record<string, unknown> = {}): TestJob => ({
+    job_id: id,
+    kind: "test",
+    snapshot: worker.blob(`${id}.tar.gz`, snapshot(files)),
+    environment: null,
+    files: [],
+    patches: [],
+    test: { framework: "auto", command: null, coverage: false },
+    limits: TEST_LIMITS,
+    uploads: { junit: `${worker.url}/uploads/${id}/junit.xml`, log: `${worker.url}/uploads/${id}/log.txt` },
+    callback_url: `${worker.url}/callback`,
+    ...extra,
+  });
+
+  return {
+    runner,
+    worker,
+    workDir,
+    logs,
+    waitForLog: (match) => {
+      const seen = logs.find(match);
+      return seen ? Promise.resolve(seen) : new Promise((resolve) => logWaiters.push({ match, resolve }));
+    },
+    submit,
+    job,
+    async run(j) {
+      const answer = await submit(j);
+      if (answer.status !== 202) throw new Error(`job not accepted: ${answer.status} ${JSON.stringify(answer.body)}`);
+      return worker.callback(j.job_id as string);
+    },
+    async close() {
+      await runner.close();
+      await worker.stop();
+      if (!overrides.workDir) await rm(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Pids of live (non-zombie) processes owned by the given uids (the sandbox users of one harness). */
+export async function processesOwnedBy(uids: number[]): Promise<number[]> {
+  const { readdir, readFile } = await import("node:fs/promises");
+  const pids: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    // Zombies are already dead; the container's init reaps them when it gets to it.
+    const zombie = /^State:\s+Z/m.test(status);
+    if (!zombie && uid !== undefined && uids.includes(Number(uid))) pids.push(Number(name));
+  }
+  return pids;
+}

@@ -1,0 +1,85 @@
+// Entry point of `npm start`, `npm test` and `npm run token`: makes a fresh clone runnable
+// and then hands over to the real script on the pinned Node 22. It runs on whatever Node the
+// machine has (20 here), so it is plain JavaScript with no dependencies. Everything it says
+// goes to stderr, so that a script's stdout (a token, JSON bench lines) stays clean.
+import { spawnSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const [target, ...args] = process.argv.slice(2);
+if (!target) {
+  console.error("usage: node scripts/bootstrap.mjs <npm-script> [args...]");
+  process.exit(2);
+}
+
+// Debian packages each entry point needs: the sandbox (bubblewrap), Python test tooling for
+// pytest tasks, git for the dev repo host, and Chromium for the docs-page test.
+const runtimePackages = ["bubblewrap", "git", "python3", "python3-pytest", "python3-venv", "python3-pytest-cov"];
+const aptPackages = {
+  "start:stack": runtimePackages,
+  "test:all": [...runtimePackages, "chromium"],
+};
+
+const log = (msg) => console.error(`[bootstrap] ${msg}`);
+
+function run(cmd, cmdArgs, opts = {}) {
+  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: ["ignore", 2, 2], ...opts });
+  return r.status === 0;
+}
+
+function missingDebianPackages(pkgs) {
+  return pkgs.filter((p) => {
+    const r = spawnSync("dpkg-query", ["-W", "-f=${Status}", p], { encoding: "utf8" });
+    return !(r.status === 0 && r.stdout.includes("install ok installed"));
+  });
+}
+
+function ensureDebianPackages(pkgs) {
+  if (!pkgs?.length || !existsSync("/usr/bin/dpkg-query")) return;
+  const missing = missingDebianPackages(pkgs);
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    log(`missing Debian packages: ${missing.join(" ")}`);
+    log(`install them with: sudo apt-get install -y ${missing.join(" ")} (continuing without them)`);
+    return;
+  }
+  log(`installing Debian packages: ${missing.join(" ")}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  if (!run("apt-get", ["install", "-y", "--no-install-recommends", ...missing], { env })) {
+    run("apt-get", ["update"], { env });
+    if (!run("apt-get", ["install", "-y", "--no-install-recommends", ...missing], { env })) {
+      log(`apt-get could not install: ${missing.join(" ")}`);
+      process.exit(1);
+    }
+  }
+}
+
+function ensureNodeModules() {
+  const stampFile = join(root, "node_modules", ".assay-install-stamp");
+  const hash = createHash("sha256");
+  for (const f of ["package.json", "package-lock.json"]) {
+    if (existsSync(join(root, f))) hash.update(readFileSync(join(root, f)));
+  }
+  const stamp = hash.digest("hex");
+  const node22 = join(root, "node_modules", ".bin", "node");
+  if (existsSync(stampFile) && existsSync(node22) && readFileSync(stampFile, "utf8") === stamp) return;
+  // `npm ci` trips over workerd's platform-specific optional packages in the lockfile on
+  // this npm; `npm install` honours the lockfile and resolves them for this platform.
+  log("installing node modules (npm install)");
+  if (!run("npm", ["install", "--no-audit", "--no-fund"])) {
+    log("npm install failed");
+    process.exit(1);
+  }
+  writeFileSync(stampFile, stamp);
+}
+
+ensureDebianPackages(aptPackages[target]);
+ensureNodeModules();
+
+// npm puts node_modules/.bin first on PATH, so the script runs on the pinned Node 22.
+const child = spawn("npm", ["run", "--silent", target, "--", ...args], { cwd: root, stdio: "inherit" });
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => child.kill(sig));
+child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

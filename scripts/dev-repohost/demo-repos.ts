@@ -1,0 +1,53 @@
+import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { casesDemo } from "./demo/cases-js.js";
+import type { DemoRepo } from "./demo/demo-repo.js";
+import { slugifyDemo } from "./demo/slugify-js.js";
+import { textstatsDemo } from "./demo/textstats-py.js";
+import { addPullRequest, createRepo } from "./repo-builder.js";
+import { repoDirectory } from "./repo-names.js";
+
+/** Token that reads assay-fixtures/private-js. */
+export const DEMO_PRIVATE_TOKEN = "dev-private-token";
+
+/** The demo repositories, catalogued in docs/dev-repohost.md. */
+export function demoRepos(): DemoRepo[] {
+  return [
+    slugifyDemo("assay-demo", "slugify-js"),
+    textstatsDemo(),
+    casesDemo(),
+    { ...slugifyDemo("assay-fixtures", "private-js"), privateTokens: [DEMO_PRIVATE_TOKEN] },
+  ];
+}
+
+async function exists(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null)) !== null;
+}
+
+/**
+ * Builds one demo under a staging directory and moves it into place in one rename, so a
+ * build that dies halfway never leaves a half-made repository that later runs would skip.
+ */
+async function buildDemo(root: string, demo: DemoRepo): Promise<void> {
+  const staging = await mkdtemp(path.join(root, ".staging-"));
+  try {
+    const repo = await createRepo({ root: staging, owner: demo.owner, name: demo.name, files: demo.files, privateTokens: demo.privateTokens });
+    for (const pull of demo.pulls) await addPullRequest(repo, pull);
+    const target = repoDirectory(root, demo.owner, demo.name);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(repo.gitDir, target).catch(async (error: unknown) => {
+      // Another process built the same demo first; its copy is as good as ours.
+      if (!(await exists(target))) throw error;
+    });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Creates each demo repository under root that does not exist yet; existing ones are left as they are. */
+export async function ensureDemoRepos(root: string): Promise<void> {
+  await mkdir(root, { recursive: true });
+  for (const demo of demoRepos()) {
+    if (!(await exists(repoDirectory(root, demo.owner, demo.name)))) await buildDemo(root, demo);
+  }
+}

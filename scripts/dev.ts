@@ -1,0 +1,91 @@
+// The local stack of `npm start`: the Worker (wrangler dev), the sandbox runner and the dev
+// repo host, with prefixed logs. Stops everything when one part exits or on Ctrl-C.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import { readDevVars } from "./lib/dev-vars";
+import { DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
+
+const host = "127.0.0.1";
+const port = Number(process.env.PORT ?? 8787);
+const runnerPort = Number(process.env.RUNNER_PORT ?? 8788);
+const repohostPort = Number(process.env.DEV_REPOHOST_PORT ?? 8790);
+const apiUrl = `http://${host}:${port}`;
+const vars = readDevVars(DEV_VARS);
+
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function start(name: string, cmd: string, args: string[], env: Record<string, string> = {}): void {
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true });
+  children.push(child);
+  for (const stream of [child.stdout, child.stderr]) {
+    createInterface({ input: stream }).on("line", (line) => process.stdout.write(`[${name}] ${line}\n`));
+  }
+  child.on("exit", (code, signal) => {
+    if (stopping) return;
+    console.error(`[dev] ${name} exited (${signal ?? code}); stopping the stack`);
+    stop(1);
+  });
+}
+
+function stop(code: number): void {
+  stopping = true;
+  for (const child of children) {
+    if (child.pid && child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  setTimeout(() => process.exit(code), 1500).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null))).then(() =>
+    process.exit(code),
+  );
+}
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
+
+start("repohost", "tsx", ["scripts/dev-repohost/main.ts"], { DEV_REPOHOST_PORT: String(repohostPort) });
+start("runner", "tsx", ["sandbox-runner/src/main.ts"], {
+  RUNNER_HOST: host,
+  RUNNER_PORT: String(runnerPort),
+  RUNNER_SECRET: vars.RUNNER_SECRET ?? "",
+});
+start("api", "wrangler", [
+  "dev",
+  "--ip", host,
+  "--port", String(port),
+  "--inspector-port", String(port + 10_000),
+  "--persist-to", STATE_DIR,
+  "--show-interactive-dev-session=false",
+  "--var", `APP_BASE_URL:${apiUrl}`,
+  "--var", `CORS_ORIGINS:${apiUrl},http://localhost:${port}`,
+  "--var", `RUNNER_URL:http://${host}:${runnerPort}`,
+  "--var", `REPOHOST_DEV_URL:http://${host}:${repohostPort}`,
+]);
+
+async function waitForHealth(): Promise<void> {
+  for (let i = 0; i < 600 && !stopping; i++) {
+    try {
+      const r = await fetch(`${apiUrl}/health`);
+      if (r.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error("the API did not become healthy within 120 s");
+}
+
+await waitForHealth();
+console.log(
+  [
+    "",
+    `Assay is up:  API ${apiUrl}   docs ${apiUrl}/api/v1/docs   redoc ${apiUrl}/api/v1/redoc`,
+    `              runner http://${host}:${runnerPort}   repo host http://${host}:${repohostPort}`,
+    "Token:        npm run --silent token -- --sub me --email me@example.com --role interviewer --org acme",
+    "",
+  ].join("\n"),
+);

@@ -1,0 +1,86 @@
+// Idempotent local set-up shared by `npm start`, `npm test` and the other entry points:
+// secrets and dev identity keys in .dev.vars, docs assets, demo repositories, D1 migrations.
+// A second run skips what is done.
+import { spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { DOCS_ASSET_SOURCES } from "../src/routes/docs-assets";
+import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "./lib/dev-identity";
+import { readDevVars, writeDevVars } from "./lib/dev-vars";
+import { DEV_DIR, DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
+
+const args = new Set(process.argv.slice(2));
+const quiet = args.has("--quiet");
+const say = (msg: string) => {
+  if (!quiet) console.error(`[setup] ${msg}`);
+};
+
+const secret = () => randomBytes(32).toString("base64url");
+
+async function ensureDevVars(): Promise<void> {
+  const vars = readDevVars(DEV_VARS);
+  const before = JSON.stringify(vars);
+  if (!vars.DEV_IDP_JWKS || !vars.DEV_IDP_PRIVATE_JWK) {
+    const identity = await generateDevIdentity();
+    vars.DEV_IDP_JWKS = identity.jwks;
+    vars.DEV_IDP_PRIVATE_JWK = identity.privateJwk;
+  }
+  const defaults: Record<string, () => string> = {
+    DEV_AUTH: () => "true",
+    AUTH_ISSUER: () => DEV_ISSUER,
+    AUTH_AUDIENCE: () => DEV_AUDIENCE,
+    CORS_ORIGINS: () => "http://127.0.0.1:8787,http://localhost:8787",
+    APP_BASE_URL: () => "http://127.0.0.1:8787",
+    RUNNER_SECRET: secret,
+    URL_SIGNING_SECRET: secret,
+    TOKEN_ENCRYPTION_KEY: secret,
+  };
+  for (const [key, make] of Object.entries(defaults)) vars[key] ??= make();
+  if (JSON.stringify(vars) !== before) {
+    writeDevVars(DEV_VARS, vars);
+    say("wrote .dev.vars (dev identity keys and local secrets)");
+  }
+}
+
+function ensureDocsAssets(): void {
+  const vendor = join(ROOT, "public", "vendor");
+  mkdirSync(vendor, { recursive: true });
+  for (const [name, source] of Object.entries(DOCS_ASSET_SOURCES)) {
+    const src = join(ROOT, source);
+    const dst = join(vendor, name);
+    if (!existsSync(dst) || statSync(dst).size !== statSync(src).size) copyFileSync(src, dst);
+  }
+}
+
+function migrationsDigest(): string {
+  const dir = join(ROOT, "migrations");
+  const hash = createHash("sha256");
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".sql")).sort()) {
+    hash.update(f).update(readFileSync(join(dir, f)));
+  }
+  return hash.digest("hex");
+}
+
+function applyMigrations(): void {
+  const stamp = join(STATE_DIR, ".migrations-applied");
+  const digest = migrationsDigest();
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === digest) return;
+  mkdirSync(STATE_DIR, { recursive: true });
+  say(`applying D1 migrations to ${STATE_DIR}`);
+  const r = spawnSync("wrangler", ["d1", "migrations", "apply", "DB", "--local", "--persist-to", STATE_DIR], {
+    cwd: ROOT,
+    stdio: ["ignore", quiet ? "ignore" : 2, 2],
+    env: { ...process.env, CI: "true" },
+  });
+  if (r.status !== 0) {
+    console.error("[setup] wrangler d1 migrations apply failed");
+    process.exit(1);
+  }
+  writeFileSync(stamp, digest);
+}
+
+mkdirSync(DEV_DIR, { recursive: true });
+await ensureDevVars();
+ensureDocsAssets();
+if (!args.has("--no-migrate")) applyMigrations();

@@ -1,0 +1,107 @@
+import { fromIttyRouter } from "chanfana";
+import { Router, type IRequest } from "itty-router";
+import pkg from "../package.json";
+import type { Env } from "./env";
+import { preflight, withCors } from "./http/cors";
+import { errorResponse, HttpError } from "./http/errors";
+import { enforceRateLimits } from "./http/rate-limit";
+import { requestIdFor, requestState } from "./http/request-state";
+import { docsResponse } from "./routes/docs";
+import { GetHealth } from "./routes/health";
+import { meRoutes } from "./routes/me";
+import type { Method, RouteTable } from "./routes/table";
+
+export const API_BASE = "/api/v1";
+
+const tables: RouteTable[] = [meRoutes];
+
+const router = fromIttyRouter(Router(), {
+  openapi_url: `${API_BASE}/openapi.json`,
+  docs_url: null,
+  redoc_url: null,
+  openapiVersion: "3.1",
+  passthroughErrors: true,
+  schema: {
+    info: {
+      title: "Assay API",
+      version: pkg.version,
+      description:
+        "Coding assessments from real pull requests. Errors are `{detail}`; validation errors are 422 with " +
+        "`detail: [{loc, msg, type}]`. List endpoints take `page` (1-based) and `limit`.",
+    },
+    servers: [{ url: "/" }],
+  },
+});
+router.registry.registerComponent("securitySchemes", "bearerAuth", {
+  type: "http",
+  scheme: "bearer",
+  description: "A session JWT from the identity provider, or (on the endpoints that say so) an IDE session token",
+});
+
+interface KnownRoute {
+  method: Method;
+  pattern: RegExp;
+}
+const known: KnownRoute[] = [{ method: "GET", pattern: /^\/health$/ }];
+router.get("/health", GetHealth);
+
+for (const table of tables) {
+  for (const [method, path, endpoint] of table) {
+    const full = `${API_BASE}${path}`;
+    (router[method.toLowerCase() as "get"] as (p: string, h: unknown) => void)(full, endpoint);
+    known.push({ method, pattern: new RegExp(`^${full.replace(/:[A-Za-z_]+/g, "[^/]+")}$`) });
+  }
+}
+
+function noRoute(method: string, pathname: string): HttpError {
+  const allowed = known.filter((r) => r.pattern.test(pathname)).map((r) => r.method);
+  if (pathname === `${API_BASE}/openapi.json`) allowed.push("GET");
+  if (allowed.length === 0) return HttpError.notFound(`No route for ${method} ${pathname}`);
+  const allow = [...new Set(allowed)].join(", ");
+  return new HttpError(405, `Method ${method} not allowed on ${pathname}; allowed: ${allow}`, { Allow: allow });
+}
+
+async function dispatch(request: Request, env: Env, exec: ExecutionContext, pathname: string): Promise<Response> {
+  const cors = preflight(request, env);
+  if (cors) return cors;
+  await enforceRateLimits(request, env, pathname);
+  const docs = await docsResponse(request, env, pathname);
+  if (docs) return docs;
+  const response: Response | undefined = await router.fetch(request, env, exec);
+  if (!response) throw noRoute(request.method, pathname);
+  return response;
+}
+
+/** The Worker's HTTP entry: request id, CORS, rate limits, routing, errors, one log line. */
+export async function handleFetch(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+  const started = Date.now();
+  const state = requestState(request);
+  state.requestId = requestIdFor(request);
+  const { pathname } = new URL(request.url);
+  let response: Response;
+  try {
+    // Responses from fetch() (assets) have immutable headers; copy so ours can be added.
+    response = new Response(...responseParts(await dispatch(request, env, exec, pathname)));
+  } catch (error) {
+    response = errorResponse(error, state.requestId);
+  }
+  response.headers.set("X-Request-Id", state.requestId);
+  withCors(request, env, response);
+  console.log(
+    JSON.stringify({
+      level: "info",
+      msg: "request",
+      request_id: state.requestId,
+      method: request.method,
+      route: (request as IRequest).route ?? null,
+      status: response.status,
+      duration_ms: Date.now() - started,
+      user_id: state.userId ?? null,
+    }),
+  );
+  return response;
+}
+
+function responseParts(r: Response): [BodyInit | null, ResponseInit] {
+  return [r.body, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) }];
+}

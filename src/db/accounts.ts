@@ -1,0 +1,91 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Role } from "../domain/roles";
+import type { SessionClaims } from "../services/identity";
+import type { Database } from "./client";
+import { memberships, organizations, plans, users } from "./schema";
+
+export type User = typeof users.$inferSelect;
+
+export const DEFAULT_PLAN_ID = "free";
+
+function newId(prefix: string): string {
+  return `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/**
+ * Finds or creates the caller's user record and syncs the membership the token claims.
+ * The common case (nothing changed) is one read. Writes are upserts keyed by the unique
+ * subject, so concurrent first requests converge on one row.
+ */
+export async function syncUserFromClaims(db: Database, claims: SessionClaims): Promise<User> {
+  const found = await db
+    .select({ user: users, membershipRole: memberships.role })
+    .from(users)
+    .leftJoin(
+      memberships,
+      and(eq(memberships.userId, users.id), claims.org_id ? eq(memberships.organizationId, claims.org_id) : sql`0`),
+    )
+    .where(eq(users.subject, claims.sub))
+    .get();
+
+  const userCurrent = found && found.user.email === claims.email && found.user.role === claims.role;
+  const membershipCurrent = !claims.org_id || found?.membershipRole === claims.role;
+  if (found && userCurrent && membershipCurrent) return found.user;
+
+  const now = new Date().toISOString();
+  const user = await db
+    .insert(users)
+    .values({ id: newId("usr"), subject: claims.sub, email: claims.email, role: claims.role, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({ target: users.subject, set: { email: claims.email, role: claims.role, updatedAt: now } })
+    .returning()
+    .get();
+
+  if (claims.org_id) {
+    await db.batch([
+      db
+        .insert(organizations)
+        .values({ id: claims.org_id, name: claims.org_id, planId: DEFAULT_PLAN_ID })
+        .onConflictDoNothing(),
+      db
+        .insert(memberships)
+        .values({ userId: user.id, organizationId: claims.org_id, role: claims.role })
+        .onConflictDoUpdate({ target: [memberships.userId, memberships.organizationId], set: { role: claims.role } }),
+    ]);
+  }
+  return user;
+}
+
+export interface MembershipView {
+  organization_id: string;
+  organization_name: string;
+  role: Role;
+  plan: { id: string; name: string; candidate_limit: number | null };
+  joined_at: string;
+}
+
+export async function membershipsOf(db: Database, userId: string): Promise<MembershipView[]> {
+  const rows = await db
+    .select({ m: memberships, org: organizations, plan: plans })
+    .from(memberships)
+    .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
+    .innerJoin(plans, eq(plans.id, organizations.planId))
+    .where(eq(memberships.userId, userId))
+    .orderBy(organizations.id)
+    .all();
+  return rows.map(({ m, org, plan }) => ({
+    organization_id: org.id,
+    organization_name: org.name,
+    role: m.role,
+    plan: { id: plan.id, name: plan.name, candidate_limit: plan.candidateLimit },
+    joined_at: m.createdAt,
+  }));
+}
+
+export async function membershipRole(db: Database, userId: string, organizationId: string): Promise<Role | undefined> {
+  const row = await db
+    .select({ role: memberships.role })
+    .from(memberships)
+    .where(and(eq(memberships.userId, userId), eq(memberships.organizationId, organizationId)))
+    .get();
+  return row?.role;
+}

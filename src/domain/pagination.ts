@@ -1,0 +1,15 @@
+/** Page arithmetic of the spec's pagination envelope (1-based pages). */
+export interface PageInfo {
+  total: number;
+  pages: number;
+  current: number;
+  limit: number;
+}
+
+export function pageInfo(total: number, page: number, limit: number): PageInfo {
+  return { total, pages: Math.ceil(total / limit), current: page, limit };
+}
+
+export function pageOffset(page: number, limit: number): number {
+  return (page - 1) * limit;
+}

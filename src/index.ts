@@ -1,0 +1,6 @@
+import { handleFetch } from "./app";
+import type { Env } from "./env";
+
+export default {
+  fetch: handleFetch,
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,63 @@
+import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
+import { z } from "zod";
+import { ROLES } from "../domain/roles";
+import type { Env } from "../env";
+import { HttpError } from "../http/errors";
+
+/**
+ * Asymmetric algorithms only: a symmetric algorithm would let anyone holding the public
+ * key forge tokens, and `none` is never accepted by jwtVerify.
+ */
+export const SESSION_TOKEN_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
+
+export const SessionClaimsSchema = z.object({
+  sub: z.string().min(1).max(255),
+  email: z.email().max(320),
+  role: z.enum(ROLES),
+  org_id: z.string().min(1).max(128).optional(),
+});
+export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
+
+// The remote key set caches keys and rate-limits refetches itself; keep one per isolate.
+let remote: { url: string; keys: JWTVerifyGetKey } | undefined;
+let local: { jwks: string; keys: JWTVerifyGetKey } | undefined;
+
+/**
+ * The key set session tokens are verified against: the identity provider's JWKS, or, in
+ * local development only (DEV_AUTH=true), the dev identity provider's public JWKS. Both go
+ * through the same jwtVerify call with the same checks.
+ */
+function keySet(env: Env): JWTVerifyGetKey {
+  if (env.DEV_AUTH === "true" && env.DEV_IDP_JWKS) {
+    if (local?.jwks !== env.DEV_IDP_JWKS) {
+      local = { jwks: env.DEV_IDP_JWKS, keys: createLocalJWKSet(JSON.parse(env.DEV_IDP_JWKS)) };
+    }
+    return local.keys;
+  }
+  if (remote?.url !== env.AUTH_JWKS_URL) {
+    remote = { url: env.AUTH_JWKS_URL, keys: createRemoteJWKSet(new URL(env.AUTH_JWKS_URL)) };
+  }
+  return remote.keys;
+}
+
+export async function verifySessionToken(token: string, env: Env): Promise<SessionClaims> {
+  let payload: unknown;
+  try {
+    ({ payload } = await jwtVerify(token, keySet(env), {
+      issuer: env.AUTH_ISSUER,
+      audience: env.AUTH_AUDIENCE,
+      algorithms: SESSION_TOKEN_ALGORITHMS,
+      requiredClaims: ["sub", "exp"],
+    }));
+  } catch (e) {
+    if (e instanceof errors.JWTExpired) throw HttpError.unauthorized("The session token has expired; sign in again");
+    if (e instanceof errors.JOSEError) throw HttpError.unauthorized("The session token is invalid");
+    throw e;
+  }
+  const claims = SessionClaimsSchema.safeParse(payload);
+  if (!claims.success) {
+    const fields = [...new Set(claims.error.issues.map((i) => i.path.join(".")))].join(", ");
+    throw HttpError.unauthorized(`The session token's claims are invalid (${fields})`);
+  }
+  return claims.data;
+}

@@ -1,0 +1,58 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig, defineProject } from "vitest/config";
+import { testIdentity } from "./test/support/node/test-identity";
+
+// Four suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
+// workerd with real local D1/R2/DOs/Queues (integration), and real processes driven over
+// HTTP (e2e). They share one `vitest run` so `npm test` reports one total.
+export default defineConfig({
+  test: {
+    projects: [
+      defineProject({
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+      }),
+      defineProject({
+        test: {
+          name: "runner",
+          include: ["sandbox-runner/test/**/*.test.ts"],
+          environment: "node",
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      }),
+      defineProject({
+        plugins: [
+          cloudflareTest(async () => {
+            const identity = await testIdentity();
+            return {
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  ...identity.bindings,
+                  TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+                  TEST_SIGNING_JWK: identity.privateJwk,
+                },
+              },
+            };
+          }),
+        ],
+        test: {
+          name: "integration",
+          include: ["test/integration/**/*.test.ts"],
+          setupFiles: ["./test/support/worker/apply-migrations.ts"],
+        },
+      }),
+      defineProject({
+        test: {
+          name: "e2e",
+          include: ["test/e2e/**/*.test.ts"],
+          environment: "node",
+          globalSetup: ["./test/support/node/e2e-stack.ts"],
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      }),
+    ],
+  },
+});
