@@ -1,12 +1,14 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, defineProject } from "vitest/config";
-import { testIdentity } from "./test/support/node/test-identity";
+import { testIdentity } from "./test/support/node/test-identity.ts";
 
 // Four suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
 // workerd with real local D1/R2/DOs/Queues (integration), and real processes driven over
 // HTTP (e2e). They share one `vitest run` so `npm test` reports one total.
 export default defineConfig({
   test: {
+    // Request logs are noise on green runs; they are printed for failing tests.
+    silent: "passed-only",
     projects: [
       defineProject({
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },

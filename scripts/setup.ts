@@ -3,9 +3,9 @@
 // A second run skips what is done.
 import { spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DOCS_ASSET_SOURCES } from "../src/routes/docs-assets";
+import { DOCS_ASSET_REWRITES, DOCS_ASSET_SOURCES, type DocsAsset } from "../src/routes/docs-assets";
 import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "./lib/dev-identity";
 import { readDevVars, writeDevVars } from "./lib/dev-vars";
 import { DEV_DIR, DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
@@ -49,7 +49,10 @@ function ensureDocsAssets(): void {
   for (const [name, source] of Object.entries(DOCS_ASSET_SOURCES)) {
     const src = join(ROOT, source);
     const dst = join(vendor, name);
-    if (!existsSync(dst) || statSync(dst).size !== statSync(src).size) copyFileSync(src, dst);
+    if (existsSync(dst) && statSync(dst).mtimeMs >= statSync(src).mtimeMs) continue;
+    let content = readFileSync(src, "utf8");
+    for (const [from, to] of DOCS_ASSET_REWRITES[name as DocsAsset] ?? []) content = content.replaceAll(from, to);
+    writeFileSync(dst, content);
   }
 }
 

@@ -9,11 +9,12 @@ import { requestIdFor, requestState } from "./http/request-state";
 import { docsResponse } from "./routes/docs";
 import { GetHealth } from "./routes/health";
 import { meRoutes } from "./routes/me";
+import { organizationRoutes } from "./routes/organizations";
 import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
 
-const tables: RouteTable[] = [meRoutes];
+const tables: RouteTable[] = [meRoutes, organizationRoutes];
 
 const router = fromIttyRouter(Router(), {
   openapi_url: `${API_BASE}/openapi.json`,

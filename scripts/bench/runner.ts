@@ -4,13 +4,12 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { startRunner } from "../../sandbox-runner/src/server";
 import { signedHeaders } from "../../sandbox-runner/src/signing";
 import { FakeWorker } from "../../sandbox-runner/test/support/fake-worker";
 import { snapshot } from "../../sandbox-runner/test/support/tarball";
+import { percentile, type Emit } from "./metrics";
 
-type Emit = (m: { metric: string; value: number; unit: string; [k: string]: unknown }) => void;
 
 const RUNS = 30;
 const THROUGHPUT_JOBS = 20;
@@ -27,10 +26,6 @@ test("mul", () => assert.equal(mul(3, 4), 12));
 `,
 };
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-};
 const round = (v: number) => Math.round(v * 10) / 10;
 
 export default async function runnerBench(emit: Emit): Promise<void> {
@@ -100,8 +95,4 @@ async function directRunner(workDir: string): Promise<() => Promise<number>> {
       child.on("error", reject);
       child.on("close", (code) => (code === 0 ? resolve(performance.now() - started) : reject(new Error(`direct run exited ${code}`))));
     });
-}
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await runnerBench((m) => process.stdout.write(`${JSON.stringify(m)}\n`));
 }

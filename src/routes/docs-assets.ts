@@ -6,3 +6,13 @@ export const DOCS_ASSET_SOURCES = {
 } as const;
 
 export type DocsAsset = keyof typeof DOCS_ASSET_SOURCES;
+
+/**
+ * ReDoc's sidebar shows a "powered by" logo fetched from Redocly's CDN; the vendored copy
+ * points it at an inline image instead, so the page makes no outside request at all.
+ */
+export const DOCS_ASSET_REWRITES: Partial<Record<DocsAsset, [string, string][]>> = {
+  "redoc.standalone.js": [
+    ["https://cdn.redoc.ly/redoc/logo-mini.svg", "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"],
+  ],
+};

@@ -1,4 +1,4 @@
-import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "../../../scripts/lib/dev-identity";
+import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "../../../scripts/lib/dev-identity.ts";
 
 /**
  * A dev identity provider for the integration suite: fresh keys per run, handed to the

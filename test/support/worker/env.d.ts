@@ -7,5 +7,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       TEST_SIGNING_JWK: string;
     }
+    interface GlobalProps {
+      mainModule: typeof import("../../../src/index");
+    }
   }
 }

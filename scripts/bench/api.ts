@@ -1,0 +1,68 @@
+// API throughput and latency: GET /health and an authenticated GET /api/v1/me against the
+// local server (BENCH_API_URL, else a stack of its own started with `npm start`), driven by
+// autocannon. Client IPs rotate so that the per-IP rate limiter is evaluated on every request
+// without capping the load, as it would be for many clients.
+import autocannon from "autocannon";
+import { mintDevToken } from "../lib/dev-identity";
+import { readDevVars } from "../lib/dev-vars";
+import { DEV_VARS } from "../lib/paths";
+import { launchStack } from "../lib/stack";
+import type { Emit } from "./metrics";
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+async function load(url: string, headers: Record<string, string>) {
+  let n = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    headers,
+    requests: [
+      {
+        setupRequest: (req) => {
+          n += 1;
+          req.headers = { ...req.headers, "cf-connecting-ip": `10.200.${(n >> 8) & 255}.${n & 255}` };
+          return req;
+        },
+      },
+    ],
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`${url}: ${result.non2xx} non-2xx responses and ${result.errors} errors under load`);
+  }
+  return result;
+}
+
+export default async function apiBench(emit: Emit): Promise<void> {
+  const given = process.env.BENCH_API_URL;
+  const stack = given ? undefined : await launchStack();
+  const base = given ?? stack!.apiUrl;
+  try {
+    const vars = readDevVars(DEV_VARS);
+    const token = await mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
+      sub: "bench-user",
+      email: "bench@example.test",
+      role: "interviewer",
+      org: "bench-org",
+      ttl: "1h",
+      issuer: vars.AUTH_ISSUER,
+      audience: vars.AUTH_AUDIENCE,
+    });
+    const targets: { name: string; url: string; headers: Record<string, string> }[] = [
+      { name: "health", url: `${base}/health`, headers: {} },
+      { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
+    ];
+    for (const t of targets) {
+      await load(t.url, t.headers); // warm-up: JIT, D1 pages, the first-request user upsert
+      const r = await load(t.url, t.headers);
+      const detail = { connections: CONNECTIONS, duration_s: DURATION_S, requests: r.requests.total };
+      emit({ metric: `api_${t.name}_rps`, value: r.requests.average, unit: "req/s", ...detail });
+      emit({ metric: `api_${t.name}_latency_p50_ms`, value: r.latency.p50, unit: "ms", ...detail });
+      emit({ metric: `api_${t.name}_latency_p99_ms`, value: r.latency.p99, unit: "ms", ...detail });
+    }
+  } finally {
+    await stack?.stop();
+  }
+}

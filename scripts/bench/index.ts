@@ -1,0 +1,22 @@
+// `npm run bench -- <suite> [<suite> ...]`: runs benchmark suites, printing one JSON object
+// per line: {"metric", "value", "unit", ...details}. Progress goes to stderr.
+import type { Emit } from "./metrics";
+
+const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<void> }>> = {
+  api: () => import("./api"),
+  runner: () => import("./runner"),
+};
+
+const names = process.argv.slice(2);
+const unknown = names.filter((n) => !(n in SUITES));
+if (names.length === 0 || unknown.length > 0) {
+  if (unknown.length) console.error(`unknown suite(s): ${unknown.join(", ")}`);
+  console.error(`usage: npm run bench -- <${Object.keys(SUITES).join("|")}> [...]`);
+  process.exit(2);
+}
+const emit: Emit = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
+for (const name of names) {
+  console.error(`[bench] ${name}`);
+  const suite = await SUITES[name]!();
+  await suite.default((m) => emit({ ...m, suite: name }));
+}

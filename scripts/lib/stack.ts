@@ -1,0 +1,97 @@
+// Starts the real local stack (`npm start`) on free ports with a throw-away state directory,
+// for the e2e suite and the benchmarks, and stops its whole process tree afterwards.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "./paths";
+
+export interface Stack {
+  apiUrl: string;
+  runnerUrl: string;
+  repohostUrl: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive()) throw new Error(`the stack exited before ${url} answered`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+}
+
+export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const [port, runnerPort, repohostPort] = [await freePort(), await freePort(), await freePort()];
+  const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
+  const output: string[] = [];
+  const child = spawn("npm", ["start"], {
+    cwd: ROOT,
+    detached: true,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      RUNNER_PORT: String(runnerPort),
+      DEV_REPOHOST_PORT: String(repohostPort),
+      ASSAY_STATE_DIR: stateDir,
+      RUNNER_WORK_DIR: join(stateDir, "runner"),
+      ...extraEnv,
+    },
+  });
+  child.stdout.on("data", (d) => output.push(String(d)));
+  child.stderr.on("data", (d) => output.push(String(d)));
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const kill = (signal: NodeJS.Signals) => {
+    if (child.pid && alive()) process.kill(-child.pid, signal);
+  };
+
+  const stack: Stack = {
+    apiUrl: `http://127.0.0.1:${port}`,
+    runnerUrl: `http://127.0.0.1:${runnerPort}`,
+    repohostUrl: `http://127.0.0.1:${repohostPort}`,
+    async stop() {
+      if (alive()) {
+        kill("SIGTERM");
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            kill("SIGKILL");
+            resolve();
+          }, 10_000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor(`${stack.apiUrl}/health`, 180_000, alive);
+    await waitFor(`${stack.runnerUrl}/health`, 30_000, alive);
+    await waitFor(`${stack.repohostUrl}/api/v3/rate_limit`, 30_000, alive);
+  } catch (e) {
+    console.error(output.join("").slice(-5000));
+    kill("SIGKILL");
+    throw e;
+  }
+  return stack;
+}

@@ -1,0 +1,30 @@
+export type RateScope = "burst" | "general" | "auth" | "upload";
+
+/**
+ * Rate-limit scopes of the spec's section 8, per client IP. Every request counts against
+ * the burst limit; API requests also against the general one; the routes below also against
+ * their scope. PATCH .../changes (the IDE's save) is deliberately not an upload, so an IDE
+ * saving at a normal pace only meets the general and burst limits. docs/limits.md lists them.
+ */
+const AUTH_ROUTES: RegExp[] = [
+  /^POST \/api\/v1\/attempts\/[^/]+\/ide-session$/,
+  /^DELETE \/api\/v1\/attempts\/[^/]+\/ide-session\/[^/]+$/,
+  /^POST \/api\/v1\/invites\/accept$/,
+  /^(POST|GET|DELETE) \/api\/v1\/repohost\/user-token$/,
+];
+const UPLOAD_ROUTES: RegExp[] = [
+  /^POST \/api\/v1\/tasks\/import-pr$/,
+  /^POST \/api\/v1\/task-drafts$/,
+  /^POST \/api\/v1\/attempts\/[^/]+\/submit$/,
+];
+
+
+export function rateScopes(method: string, pathname: string): RateScope[] {
+  const key = `${method} ${pathname}`;
+  const scopes: RateScope[] = ["burst"];
+  if (!pathname.startsWith("/api/v1/")) return scopes;
+  scopes.push("general");
+  if (AUTH_ROUTES.some((r) => r.test(key))) scopes.push("auth");
+  if (UPLOAD_ROUTES.some((r) => r.test(key))) scopes.push("upload");
+  return scopes;
+}

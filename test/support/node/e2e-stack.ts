@@ -1,0 +1,19 @@
+// Global set-up of the e2e suite: the real stack, started with `npm start` (scripts/lib/stack.ts).
+import type { TestProject } from "vitest/node";
+import { launchStack } from "../../../scripts/lib/stack";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    apiUrl: string;
+    runnerUrl: string;
+    repohostUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const stack = await launchStack();
+  project.provide("apiUrl", stack.apiUrl);
+  project.provide("runnerUrl", stack.runnerUrl);
+  project.provide("repohostUrl", stack.repohostUrl);
+  return () => stack.stop();
+}

@@ -1,0 +1,43 @@
+import { inject } from "vitest";
+import { mintDevToken } from "../../../scripts/lib/dev-identity";
+import { readDevVars } from "../../../scripts/lib/dev-vars";
+import { DEV_VARS } from "../../../scripts/lib/paths";
+
+let ipCounter = 0;
+/** A client IP of its own per test, so one test's rate limits never reach another. */
+export function freshIp(): string {
+  ipCounter += 1;
+  const n = (process.pid % 200) * 10_000 + ipCounter;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+export interface Call {
+  method?: string;
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+/** An HTTP client of the running API, as any API client would use it. */
+export async function api(path: string, opts: Call = {}): Promise<Response> {
+  const headers: Record<string, string> = { "cf-connecting-ip": opts.ip ?? freshIp(), ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.body !== undefined) headers["content-type"] ??= "application/json";
+  return fetch(`${inject("apiUrl")}${path}`, {
+    method: opts.method ?? "GET",
+    headers,
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+}
+
+/** A session JWT from the dev identity provider (the same keys `npm run token` uses). */
+export async function devToken(claims: { sub: string; email?: string; role: string; org?: string; ttl?: string }) {
+  const vars = readDevVars(DEV_VARS);
+  return mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
+    email: `${claims.sub}@example.test`,
+    ...claims,
+    issuer: vars.AUTH_ISSUER,
+    audience: vars.AUTH_AUDIENCE,
+  });
+}

@@ -1,0 +1,71 @@
+import { env, exports } from "cloudflare:workers";
+import { importJWK, SignJWT, type JWK } from "jose";
+import { DEV_AUDIENCE, DEV_ISSUER } from "../../../scripts/lib/dev-identity";
+
+let ipCounter = 0;
+/** A client IP no other test uses, so rate limits of one test never leak into another. */
+export function freshIp(): string {
+  ipCounter += 1;
+  const n = (Date.now() % 200) * 1000 + ipCounter;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+}
+
+export interface CallOptions {
+  method?: string;
+  token?: string;
+  body?: unknown;
+  rawBody?: BodyInit;
+  headers?: Record<string, string>;
+  ip?: string;
+}
+
+/** Calls the Worker's fetch handler as an HTTP client would. */
+export async function call(path: string, opts: CallOptions = {}): Promise<Response> {
+  const headers = new Headers(opts.headers);
+  headers.set("cf-connecting-ip", opts.ip ?? freshIp());
+  if (opts.token) headers.set("authorization", `Bearer ${opts.token}`);
+  let body: BodyInit | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  }
+  return exports.default.fetch(new Request(`https://assay.test${path}`, { method: opts.method ?? "GET", headers, body }));
+}
+
+export interface Claims {
+  sub: string;
+  email?: string;
+  role?: string;
+  org_id?: string;
+}
+
+/** A session JWT signed by the test identity provider, with overridable standard claims. */
+export async function sessionToken(
+  claims: Claims,
+  opts: { expiresIn?: string | number; issuer?: string; audience?: string; jwk?: string } = {},
+): Promise<string> {
+  const jwk = JSON.parse(opts.jwk ?? env.TEST_SIGNING_JWK) as JWK;
+  const key = await importJWK(jwk, "ES256");
+  const { sub, ...rest } = claims;
+  return new SignJWT({ email: `${sub}@example.test`, role: "candidate", ...rest })
+    .setProtectedHeader({ alg: "ES256", kid: jwk.kid })
+    .setSubject(sub)
+    .setIssuer(opts.issuer ?? DEV_ISSUER)
+    .setAudience(opts.audience ?? DEV_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(opts.expiresIn ?? "10m")
+    .sign(key);
+}
+
+let subjectCounter = 0;
+export function uniqueSubject(prefix = "user"): string {
+  subjectCounter += 1;
+  return `${prefix}-${crypto.randomUUID().slice(0, 8)}-${subjectCounter}`;
+}
+
+/** Body of an error response, asserting the spec's shape on the way. */
+export async function errorBody(res: Response): Promise<{ detail: unknown; error_id?: string }> {
+  const body = (await res.json()) as { detail: unknown; error_id?: string };
+  if (!("detail" in body)) throw new Error(`not an error body: ${JSON.stringify(body)}`);
+  return body;
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { rateScopes } from "../../src/domain/rate-scopes";
+
+describe("rate-limit scopes", () => {
+  it("every request meets the burst limit; only API requests the general one", () => {
+    expect(rateScopes("GET", "/health")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/api/v1/me")).toEqual(["burst", "general"]);
+  });
+
+  it.each([
+    ["POST", "/api/v1/attempts/att_1/ide-session"],
+    ["DELETE", "/api/v1/attempts/att_1/ide-session/assay_ide_x"],
+    ["POST", "/api/v1/invites/accept"],
+    ["POST", "/api/v1/repohost/user-token"],
+  ])("%s %s is auth-related", (method, path) => {
+    expect(rateScopes(method, path)).toEqual(["burst", "general", "auth"]);
+  });
+
+  it.each([
+    ["POST", "/api/v1/tasks/import-pr"],
+    ["POST", "/api/v1/attempts/att_1/submit"],
+  ])("%s %s is an upload", (method, path) => {
+    expect(rateScopes(method, path)).toEqual(["burst", "general", "upload"]);
+  });
+
+  it("the IDE's save (PATCH changes) and run polling are not uploads", () => {
+    expect(rateScopes("PATCH", "/api/v1/attempts/att_1/changes")).toEqual(["burst", "general"]);
+    expect(rateScopes("GET", "/api/v1/attempts/att_1/runs/run_1")).toEqual(["burst", "general"]);
+  });
+});
