@@ -1,9 +1,15 @@
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+/**
+ * Outside the checkout, which may sit where the sandbox users cannot enter (under /root, or
+ * in a 0700 temp dir); one per checkout so two clones never share job state.
+ */
+const defaultWorkDir = join("/var/tmp/assay-runner", createHash("sha256").update(repoRoot).digest("hex").slice(0, 12));
 
 const flag = z
   .enum(["0", "1", "true", "false", ""])
@@ -14,7 +20,7 @@ const envSchema = z.object({
   RUNNER_HOST: z.string().min(1).default("127.0.0.1"),
   RUNNER_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   RUNNER_SECRET: z.string().min(16, "RUNNER_SECRET must be at least 16 characters"),
-  RUNNER_WORK_DIR: z.string().min(1).default(join(repoRoot, ".dev", "runner")),
+  RUNNER_WORK_DIR: z.string().min(1).default(defaultWorkDir),
   RUNNER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
   RUNNER_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(2 * 1024 ** 3),
   RUNNER_UNSAFE_NO_SANDBOX: flag,
@@ -53,7 +59,7 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
   return {
     host: "127.0.0.1",
     port: 8788,
-    workDir: join(repoRoot, ".dev", "runner"),
+    workDir: defaultWorkDir,
     poolSize: 2,
     cacheMaxBytes: 2 * 1024 ** 3,
     unsafeNoSandbox: false,

@@ -1,5 +1,6 @@
+import { statSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { ArtifactCache, type CacheStats } from "./cache";
 import type { RunnerConfig } from "./config";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
@@ -45,6 +46,13 @@ export class RunnerService {
     for (const dir of [this.config.workDir, join(this.config.workDir, "jobs")]) {
       await mkdir(dir, { recursive: true });
       await chmod(dir, 0o711);
+    }
+    const closed = this.config.unsafeNoSandbox || process.getuid?.() !== 0 ? null : closedAncestor(this.config.workDir);
+    if (closed) {
+      throw new Error(
+        `RUNNER_WORK_DIR ${this.config.workDir} is inside ${closed}, which the sandbox users cannot enter; ` +
+          `choose a work dir whose parents are world-traversable (chmod o+x), such as the default under /var/tmp`,
+      );
     }
     await this.registry.init();
     await this.cache.init();
@@ -131,5 +139,13 @@ export class RunnerService {
     });
     const delivered = await postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id });
     if (delivered) this.log("callback_delivered", { job_id: job.job_id, status: callback.status });
+  }
+}
+
+/** The first ancestor of `dir` that others may not traverse, if any. */
+function closedAncestor(dir: string): string | null {
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) return d;
+    if (d === dirname(d)) return null;
   }
 }

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { chmod, copyFile, mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Limits } from "./job-schema";
 import { OutputCapture } from "./output-capture";
 import { killAllOwnedBy, treeUsage } from "./process-tree";
@@ -70,11 +70,16 @@ const WORKSPACE_CHECK_EVERY = 5;
  */
 export class Sandbox {
   private readonly etcDir: string;
+  /**
+   * A copy of the runner's Node inside the work dir: the original may sit in a checkout the
+   * sandbox users cannot enter (a clone under /root or a 0700 temp dir), and bwrap resolves
+   * bind sources as that user.
+   */
   private readonly nodeBinary: string;
 
   constructor(private readonly options: SandboxOptions) {
     this.etcDir = join(options.workDir, "sandbox-etc");
-    this.nodeBinary = realpathSync(options.nodeBinary);
+    this.nodeBinary = join(options.workDir, "sandbox-bin", "node");
   }
 
   get unsafe(): boolean {
@@ -89,6 +94,13 @@ export class Sandbox {
 
   async prepare(): Promise<void> {
     await mkdir(this.etcDir, { recursive: true });
+    const source = realpathSync(this.options.nodeBinary);
+    if (!existsSync(this.nodeBinary) || statSync(this.nodeBinary).size !== statSync(source).size) {
+      await mkdir(dirname(this.nodeBinary), { recursive: true, mode: 0o755 });
+      await copyFile(source, `${this.nodeBinary}.tmp`);
+      await chmod(`${this.nodeBinary}.tmp`, 0o755);
+      await rename(`${this.nodeBinary}.tmp`, this.nodeBinary);
+    }
     await writeFile(join(this.etcDir, "passwd"), "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
     await writeFile(join(this.etcDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
     await writeFile(join(this.etcDir, "hosts"), "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n");

@@ -1,7 +1,7 @@
 // Starts the real local stack (`npm start`) on free ports with a throw-away state directory,
 // for the e2e suite and the benchmarks, and stops its whole process tree afterwards.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,6 +42,8 @@ async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): 
 export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   const [port, runnerPort, repohostPort] = [await freePort(), await freePort(), await freePort()];
   const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
+  // The runner's work dir is inside; its sandbox users must be able to pass through.
+  chmodSync(stateDir, 0o711);
   const output: string[] = [];
   const child = spawn("npm", ["start"], {
     cwd: ROOT,
