@@ -33,6 +33,12 @@ export default defineConfig({
                   ...identity.bindings,
                   TEST_MIGRATIONS: await readD1Migrations("./migrations"),
                   TEST_SIGNING_JWK: identity.privateJwk,
+                  // Presigned URLs point at the host the tests' `call` uses; the runner is
+                  // faked at its URL by the tests that dispatch jobs.
+                  APP_BASE_URL: "https://assay.test",
+                  RUNNER_URL: "http://runner.test",
+                  RUNNER_SECRET: "integration-runner-secret",
+                  URL_SIGNING_SECRET: "integration-url-signing-secret",
                 },
               },
             };

@@ -8,13 +8,15 @@ import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
 import { docsResponse } from "./routes/docs";
 import { GetHealth } from "./routes/health";
+import { internalRunnerRoutes } from "./routes/internal-runner";
 import { meRoutes } from "./routes/me";
 import { organizationRoutes } from "./routes/organizations";
+import { storageRoutes } from "./routes/storage";
 import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
 
-const tables: RouteTable[] = [meRoutes, organizationRoutes];
+const tables: RouteTable[] = [meRoutes, organizationRoutes, storageRoutes, internalRunnerRoutes];
 
 const router = fromIttyRouter(Router(), {
   openapi_url: `${API_BASE}/openapi.json`,

@@ -1,3 +1,5 @@
+import type { RunnerQueueMessage } from "./queues/runner-jobs";
+
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {
   DB: D1Database;
@@ -7,6 +9,7 @@ export interface Env {
   RL_AUTH: RateLimit;
   RL_UPLOAD: RateLimit;
   RL_BURST: RateLimit;
+  RUNNER_JOBS: Queue<RunnerQueueMessage>;
 
   AUTH_ISSUER: string;
   AUTH_AUDIENCE: string;
@@ -19,4 +22,16 @@ export interface Env {
   CORS_ORIGINS: string;
   APP_BASE_URL: string;
   MAX_BODY_BYTES: string;
+
+  /** Base URL of the sandbox runner; the queue consumer POSTs jobs to `${RUNNER_URL}/jobs`. */
+  RUNNER_URL: string;
+  /** Shared with the runner: signs jobs and verifies callbacks (docs/runner-protocol.md). */
+  RUNNER_SECRET: string;
+  /** Signs the Worker's own presigned storage URLs. */
+  URL_SIGNING_SECRET: string;
+  /** R2 S3 API credentials; when all three are set, presigned URLs are R2's own. */
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
+  /** The bucket's S3 URL, path style: `https://<account>.r2.cloudflarestorage.com/<bucket>`. */
+  R2_S3_ENDPOINT?: string;
 }

@@ -18,9 +18,17 @@ const UPLOAD_ROUTES: RegExp[] = [
   /^POST \/api\/v1\/attempts\/[^/]+\/submit$/,
 ];
 
+/**
+ * Signed machine-to-machine routes: presigned storage URLs and the runner's callback. Their
+ * credential is an HMAC checked before any storage or database access, and their callers
+ * (the runner above all) share one IP across many jobs, so a per-IP limit would fail
+ * downloads, uploads and results of unrelated jobs. They are not counted.
+ */
+const SIGNED_ROUTES: RegExp[] = [/^\/api\/v1\/storage\/[^/]+$/, /^\/api\/v1\/internal\//];
 
 export function rateScopes(method: string, pathname: string): RateScope[] {
   const key = `${method} ${pathname}`;
+  if (SIGNED_ROUTES.some((r) => r.test(pathname))) return [];
   const scopes: RateScope[] = ["burst"];
   if (!pathname.startsWith("/api/v1/")) return scopes;
   scopes.push("general");

@@ -26,17 +26,43 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, locat
  * Content-Length cannot get past it. Wrong content type: 415; not JSON: 400; too large: 413.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const contentType = request.headers.get("content-type") ?? "";
-  const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
-  const declared = Number(request.headers.get("content-length") ?? "NaN");
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+  checkDeclaredSize(request, maxBytes);
   if (!request.body) {
     throw HttpError.badRequest("A JSON request body is required (Content-Type: application/json)");
   }
+  checkJsonContentType(request);
+  return parseJsonText(await readLimited(request.body, maxBytes));
+}
+
+/**
+ * A body's exact text under the same size limit ("" when there is none), for routes whose
+ * credential is a signature over the raw body: they verify it before parsing anything.
+ */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+  checkDeclaredSize(request, maxBytes);
+  return request.body ? readLimited(request.body, maxBytes) : "";
+}
+
+/** The JSON of a body read with readBodyText, with readJsonBody's checks and errors. */
+export function parseJsonBody(request: Request, text: string): unknown {
+  checkJsonContentType(request);
+  return parseJsonText(text);
+}
+
+function checkDeclaredSize(request: Request, maxBytes: number): void {
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
+}
+
+function checkJsonContentType(request: Request): void {
+  const contentType = request.headers.get("content-type") ?? "";
+  const mediaType = contentType.split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json" && !mediaType?.endsWith("+json")) {
     throw new HttpError(415, `Content-Type must be application/json, got ${contentType ? `'${contentType}'` : "none"}`);
   }
-  const text = await readLimited(request.body, maxBytes);
+}
+
+function parseJsonText(text: string): unknown {
   if (text.trim() === "") throw HttpError.badRequest("The request body is empty; send a JSON document");
   try {
     return JSON.parse(text);

@@ -27,4 +27,11 @@ describe("rate-limit scopes", () => {
     expect(rateScopes("PATCH", "/api/v1/attempts/att_1/changes")).toEqual(["burst", "general"]);
     expect(rateScopes("GET", "/api/v1/attempts/att_1/runs/run_1")).toEqual(["burst", "general"]);
   });
+
+  it("signed machine routes (presigned storage URLs, the runner's callback) are not counted", () => {
+    expect(rateScopes("GET", "/api/v1/storage/runner-jobs%2Fjob_1%2Fjunit.xml")).toEqual([]);
+    expect(rateScopes("PUT", "/api/v1/storage/runner-jobs%2Fjob_1%2Flog.txt")).toEqual([]);
+    expect(rateScopes("POST", "/api/v1/internal/runner/callback")).toEqual([]);
+    expect(rateScopes("GET", "/api/v1/storage/a/b")).toEqual(["burst", "general"]);
+  });
 });

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS } from "./runner-jobs";
+
+const count = z.number().int().min(0);
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
+
+const TestResultSchema = z.object({
+  name: z.string(),
+  classname: z.string(),
+  file: z.string().nullable(),
+  status: z.enum(["passed", "failed", "skipped", "errored"]),
+  duration_ms: count,
+  message: z.string().nullable(),
+});
+
+/**
+ * The runner's report of a finished job (docs/runner-protocol.md, "Callback"). Objects are
+ * not strict, unlike the public API's bodies: a field a newer runner adds must not turn a
+ * result into a 422 that the runner treats as final and never resends.
+ */
+export const RunnerCallbackSchema = z
+  .object({
+    job_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/),
+    kind: z.enum(RUNNER_JOB_KINDS),
+    status: z.enum(FINAL_RUNNER_JOB_STATUSES),
+    reason: z.string().nullable(),
+    exit_code: z.number().int().nullable(),
+    timings: z.object({ queued_ms: count, setup_ms: count, run_ms: count, total_ms: count }),
+    counts: z.object({ total: count, passed: count, failed: count, skipped: count, errored: count }),
+    tests: z.array(TestResultSchema),
+    log_tail: z.string(),
+    log_truncated: z.boolean(),
+    framework: z.enum(["node-test", "pytest"]).nullable(),
+    command: z.array(z.string()).nullable(),
+    environment: z.object({ sha256, size: count }).nullable(),
+    artifacts: z.object({ junit: z.boolean(), log: z.boolean() }),
+    coverage: z
+      .object({
+        format: z.literal("lcov"),
+        lines_total: count,
+        lines_covered: count,
+        percent: z.number().min(0).max(100),
+        files: z.array(z.object({ file: z.string(), lines_total: count, lines_covered: count })),
+      })
+      .nullable()
+      .optional(),
+  })
+  .meta({ id: "RunnerCallback" });
+
+export type RunnerCallback = z.infer<typeof RunnerCallbackSchema>;
+
+/** The part of a result kept in D1 beside the job: everything but the per-test and per-file lists and the log. */
+export type RunnerResultSummary = Omit<RunnerCallback, "tests" | "log_tail" | "coverage"> & {
+  coverage: Omit<NonNullable<RunnerCallback["coverage"]>, "files"> | null;
+};
+
+export function summarizeResult({ tests: _tests, log_tail: _log, coverage, ...rest }: RunnerCallback): RunnerResultSummary {
+  if (!coverage) return { ...rest, coverage: null };
+  const { format, lines_total, lines_covered, percent } = coverage;
+  return { ...rest, coverage: { format, lines_total, lines_covered, percent } };
+}

@@ -1,0 +1,128 @@
+/**
+ * Jobs the Worker hands to the sandbox runner (docs/runner-protocol.md): what a caller asks
+ * for, how it becomes the runner's `POST /jobs` body, and the dispatch retry policy.
+ */
+
+export const RUNNER_JOB_KINDS = ["prepare", "test"] as const;
+export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
+
+/** Who asked for a job and is told when it ends; one completion handler per type. */
+export const RUNNER_JOB_OWNER_TYPES = ["task_validation", "run", "scoring"] as const;
+export type RunnerJobOwnerType = (typeof RUNNER_JOB_OWNER_TYPES)[number];
+
+export const FINAL_RUNNER_JOB_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ERROR"] as const;
+export type FinalRunnerJobStatus = (typeof FINAL_RUNNER_JOB_STATUSES)[number];
+export const RUNNER_JOB_STATUSES = ["queued", "dispatched", ...FINAL_RUNNER_JOB_STATUSES] as const;
+export type RunnerJobStatus = (typeof RUNNER_JOB_STATUSES)[number];
+
+export function isFinalStatus(status: RunnerJobStatus): status is FinalRunnerJobStatus {
+  return (FINAL_RUNNER_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+export interface RunnerJobOwner {
+  owner_type: RunnerJobOwnerType;
+  owner_id: string;
+}
+
+/** An archive in the bucket: its object key and the sha256 the runner verifies it against. */
+export interface StoredArchive {
+  key: string;
+  sha256: string;
+}
+
+export type OverlayFile = { path: string; content_b64: string } | { path: string; delete: true };
+
+export interface RunnerLimits {
+  wall_ms: number;
+  cpu_ms: number;
+  memory_mb: number;
+  processes: number;
+  output_bytes: number;
+  workspace_mb: number;
+}
+
+/**
+ * What a caller asks the runner to do. Archives are object keys, not URLs: URLs are signed
+ * when the job is dispatched, so a job that waits in the queue never carries expired ones.
+ * Omitted fields take the runner's defaults.
+ */
+export interface RunnerJobSpec {
+  kind: RunnerJobKind;
+  owner: RunnerJobOwner;
+  snapshot: StoredArchive;
+  environment?: StoredArchive | null;
+  files?: OverlayFile[];
+  patches?: string[];
+  test?: { framework?: "auto" | "node-test" | "pytest"; command?: string[] | null; coverage?: boolean };
+  limits?: Partial<RunnerLimits>;
+}
+
+/** Where a job's spec, result and uploads live in the bucket. */
+export function runnerJobKeys(jobId: string) {
+  const base = `runner-jobs/${jobId}`;
+  return {
+    spec: `${base}/spec.json`,
+    result: `${base}/result.json`,
+    junit: `${base}/junit.xml`,
+    log: `${base}/log.txt`,
+    environment: `${base}/environment.tar.gz`,
+  };
+}
+
+export function newRunnerJobId(): string {
+  return `job_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+/** Presigned URLs and the callback URL for one dispatch of a job. */
+export interface DispatchUrls {
+  snapshot: string;
+  environment: string | null;
+  junit: string;
+  log: string;
+  /** Present for prepare jobs only. */
+  environmentUpload: string | null;
+  callback: string;
+}
+
+/** The runner's `POST /jobs` body for a job (docs/runner-protocol.md). */
+export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: DispatchUrls) {
+  return {
+    job_id: jobId,
+    kind: spec.kind,
+    snapshot: { url: urls.snapshot, sha256: spec.snapshot.sha256 },
+    environment: spec.environment && urls.environment ? { url: urls.environment, sha256: spec.environment.sha256 } : null,
+    files: spec.files ?? [],
+    patches: spec.patches ?? [],
+    ...(spec.test && { test: spec.test }),
+    ...(spec.limits && { limits: spec.limits }),
+    uploads: {
+      junit: urls.junit,
+      log: urls.log,
+      ...(urls.environmentUpload && { environment: urls.environmentUpload }),
+    },
+    callback_url: urls.callback,
+  };
+}
+
+/**
+ * Deliveries of one dispatch message before the job is given up as ERROR. The queue's own
+ * `max_retries` (wrangler.toml) is higher, so its dead-letter queue only receives messages
+ * whose handling failed for another reason than an unreachable runner.
+ */
+export const DISPATCH_ATTEMPTS = 6;
+
+/** Seconds before delivery `attempt + 1`: 5, 10, 20, 40, 80 (2.5 minutes in all), at most 5 minutes. */
+export function dispatchRetryDelaySeconds(attempt: number): number {
+  return Math.min(300, 5 * 2 ** Math.max(0, attempt - 1));
+}
+
+/**
+ * What a runner answer means for a dispatch: accepted (202 new, 200 seen before), worth
+ * retrying (overloaded, shutting down, a proxy in the way), or refused for good (a bad
+ * signature or body would be refused again).
+ */
+export function dispatchVerdict(status: number): "accepted" | "retry" | "refused" {
+  if (status === 200 || status === 202) return "accepted";
+  if (status >= 500 || status === 408 || status === 429) return "retry";
+  return "refused";
+}

@@ -1,0 +1,22 @@
+/** Longest object key the service writes; R2 allows 1024 bytes, this leaves room for prefixes. */
+export const MAX_STORAGE_KEY_LENGTH = 512;
+
+const SEGMENT = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Why `key` is not an acceptable object key, or undefined when it is. Keys are built by the
+ * service, never taken from clients, but the storage route decodes one from every URL; this
+ * narrow alphabet also means a key needs no escaping in any signer's canonical form.
+ */
+export function storageKeyProblem(key: string): string | undefined {
+  if (key.length === 0 || key.length > MAX_STORAGE_KEY_LENGTH) {
+    return `an object key is 1–${MAX_STORAGE_KEY_LENGTH} characters`;
+  }
+  for (const segment of key.split("/")) {
+    if (!SEGMENT.test(segment)) {
+      return "an object key is segments of 1–128 letters, digits, '.', '_' or '-' separated by single '/'";
+    }
+    if (segment === "." || segment === "..") return "an object key has no '.' or '..' segments";
+  }
+  return undefined;
+}

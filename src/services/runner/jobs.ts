@@ -1,0 +1,155 @@
+import { database } from "../../db/client";
+import {
+  countDispatchAttempt,
+  findRunnerJob,
+  finishRunnerJob,
+  insertRunnerJob,
+  markDispatched,
+  markNotified,
+  type RunnerJobRow,
+} from "../../db/runner-jobs";
+import { summarizeResult, type RunnerCallback } from "../../domain/runner-callback";
+import {
+  isFinalStatus,
+  newRunnerJobId,
+  runnerJobKeys,
+  runnerJobPayload,
+  type RunnerJobSpec,
+  type RunnerJobStatus,
+} from "../../domain/runner-jobs";
+import type { Env } from "../../env";
+import { HttpError } from "../../http/errors";
+import { artifactStorage } from "../storage/storage";
+import { postRunnerJob, type DispatchResult } from "./client";
+import { runnerJobHandler } from "./completion";
+
+export const RUNNER_CALLBACK_PATH = "/api/v1/internal/runner/callback";
+
+// A job can wait in the runner's pool, then run for up to an hour, before it uploads.
+const URL_TTL_SECONDS = 6 * 3600;
+const UPLOAD_MAX_BYTES = {
+  junit: 64 * 1024 * 1024,
+  // The runner keeps at most 16 MiB of output plus a line saying how much it dropped.
+  log: 17 * 1024 * 1024,
+  // R2's single-PUT maximum.
+  environment: 5 * 1024 ** 3,
+};
+
+const JSON_TYPE = { contentType: "application/json" };
+
+/**
+ * Creates a runner job and queues its dispatch; the owner's completion handler
+ * (`onRunnerJobFinished`) is called once the job has a final status.
+ */
+export async function enqueueRunnerJob(env: Env, spec: RunnerJobSpec): Promise<{ id: string }> {
+  const id = newRunnerJobId();
+  const db = database(env.DB);
+  await artifactStorage(env).put(runnerJobKeys(id).spec, JSON.stringify(spec), JSON_TYPE);
+  await insertRunnerJob(db, id, spec.kind, spec.owner);
+  try {
+    await env.RUNNER_JOBS.send({ type: "dispatch", job_id: id });
+  } catch (e) {
+    await finishRunnerJob(db, id, { status: "ERROR", reason: `the job could not be queued: ${String(e)}`, result: null });
+    throw e;
+  }
+  return { id };
+}
+
+async function dispatchBody(env: Env, job: RunnerJobRow): Promise<string> {
+  const storage = artifactStorage(env);
+  const keys = runnerJobKeys(job.id);
+  const specObject = await storage.get(keys.spec);
+  if (!specObject) throw new Error(`runner job ${job.id} has no spec at ${keys.spec}`);
+  const spec = await specObject.json<RunnerJobSpec>();
+  const get = async (key: string) => (await storage.presignGet(key, URL_TTL_SECONDS)).url;
+  const put = async (key: string, maxBytes: number) => (await storage.presignPut(key, URL_TTL_SECONDS, { maxBytes })).url;
+  const payload = runnerJobPayload(job.id, spec, {
+    snapshot: await get(spec.snapshot.key),
+    environment: spec.environment ? await get(spec.environment.key) : null,
+    junit: await put(keys.junit, UPLOAD_MAX_BYTES.junit),
+    log: await put(keys.log, UPLOAD_MAX_BYTES.log),
+    environmentUpload: spec.kind === "prepare" ? await put(keys.environment, UPLOAD_MAX_BYTES.environment) : null,
+    callback: new URL(RUNNER_CALLBACK_PATH, env.APP_BASE_URL).toString(),
+  });
+  return JSON.stringify(payload);
+}
+
+/**
+ * One attempt to hand a queued job to the runner, with freshly signed URLs. A job the
+ * runner has seen before is answered 200 and not run again, so a repeated attempt is safe.
+ */
+export async function dispatchRunnerJob(env: Env, job: RunnerJobRow): Promise<DispatchResult> {
+  const body = await dispatchBody(env, job);
+  await countDispatchAttempt(database(env.DB), job.id);
+  const result = await postRunnerJob(env, body);
+  if (result.verdict === "accepted") await markDispatched(database(env.DB), job.id);
+  return result;
+}
+
+/** Queues the owner's notification; the consumer runs the handler at least once. */
+export async function requestNotification(env: Env, jobId: string): Promise<void> {
+  await env.RUNNER_JOBS.send({ type: "notify", job_id: jobId });
+}
+
+/** Ends a job as ERROR from the Worker's side, unless a result got there first. */
+export async function giveUpRunnerJob(env: Env, jobId: string, reason: string): Promise<void> {
+  if (await finishRunnerJob(database(env.DB), jobId, { status: "ERROR", reason, result: null })) {
+    await requestNotification(env, jobId);
+  }
+}
+
+/**
+ * Stores a runner's result on its job exactly once. A repeated or late result (the job is
+ * already final) changes nothing; `recorded` says whether this one was stored.
+ */
+export async function recordRunnerResult(
+  env: Env,
+  result: RunnerCallback,
+): Promise<{ status: RunnerJobStatus; recorded: boolean }> {
+  const db = database(env.DB);
+  const job = await findRunnerJob(db, result.job_id);
+  if (!job) throw HttpError.notFound(`No runner job ${result.job_id}`);
+  if (job.kind !== result.kind) {
+    throw HttpError.conflict(`Runner job ${job.id} is a ${job.kind} job, not ${result.kind}`);
+  }
+  if (isFinalStatus(job.status)) {
+    // Heals a notification whose queueing failed after the status was stored.
+    if (!job.notifiedAt) await requestNotification(env, job.id);
+    return { status: job.status, recorded: false };
+  }
+  // The full result goes to R2 before the row claims it; a repeat rewrites the same bytes.
+  await artifactStorage(env).put(runnerJobKeys(job.id).result, JSON.stringify(result), JSON_TYPE);
+  const outcome = { status: result.status, reason: result.reason, result: summarizeResult(result) };
+  if (await finishRunnerJob(db, job.id, outcome)) {
+    await requestNotification(env, job.id);
+    return { status: result.status, recorded: true };
+  }
+  const now = await findRunnerJob(db, job.id);
+  return { status: now?.status ?? result.status, recorded: false };
+}
+
+/** Runs the owner's completion handler for a final job, unless it already ran. */
+export async function notifyOwner(env: Env, jobId: string): Promise<void> {
+  const db = database(env.DB);
+  const job = await findRunnerJob(db, jobId);
+  if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
+  const handler = runnerJobHandler(job.ownerType);
+  if (!handler) {
+    console.warn(JSON.stringify({ level: "warn", msg: "runner job: no completion handler", job_id: jobId, owner_type: job.ownerType }));
+    return;
+  }
+  const keys = runnerJobKeys(jobId);
+  // Only a result that won the row counts: a late callback that raced the Worker's give-up may still have written one.
+  const stored = job.result ? await artifactStorage(env).get(keys.result) : null;
+  if (job.result && !stored) throw new Error(`runner job ${jobId} is missing its result at ${keys.result}`);
+  await handler(env, {
+    id: job.id,
+    kind: job.kind,
+    owner: { owner_type: job.ownerType, owner_id: job.ownerId },
+    status: job.status,
+    reason: job.reason,
+    result: stored ? await stored.json<RunnerCallback>() : null,
+    keys,
+  });
+  await markNotified(db, jobId);
+}

@@ -1,0 +1,134 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { database } from "../../src/db/client";
+import { findRunnerJob, markDispatched } from "../../src/db/runner-jobs";
+import { runnerJobKeys } from "../../src/domain/runner-jobs";
+import { giveUpRunnerJob } from "../../src/services/runner/jobs";
+import { call, errorBody, freshIp } from "../support/worker/client";
+import { callbackFor, createJob, eventually, notified, postCallback, runnerHeaders } from "../support/worker/runner";
+
+const db = () => database(env.DB);
+const row = async (id: string) => (await findRunnerJob(db(), id))!;
+
+async function dispatchedJob() {
+  const job = await createJob();
+  await markDispatched(db(), job.id);
+  return job;
+}
+
+describe("POST /api/v1/internal/runner/callback", () => {
+  it("a signed result is stored on its job and the owner is told", async () => {
+    const { id, spec } = await dispatchedJob();
+    const result = callbackFor(id);
+    const res = await postCallback(JSON.stringify(result));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ job_id: id, status: "SUCCEEDED", recorded: true });
+
+    const stored = await row(id);
+    expect(stored).toMatchObject({ status: "SUCCEEDED", reason: null, finishedAt: expect.any(String) });
+    expect(stored.result).toMatchObject({ counts: result.counts, framework: "node-test", artifacts: result.artifacts, coverage: null });
+    expect(stored.result).not.toHaveProperty("tests");
+    expect(await (await env.BUCKET.get(runnerJobKeys(id).result))?.json()).toEqual(result);
+
+    const [told] = await eventually(() => notified.get(id));
+    expect(told).toMatchObject({ id, kind: "test", status: "SUCCEEDED", owner: spec.owner, result, keys: runnerJobKeys(id) });
+    expect((await row(id)).notifiedAt).toEqual(expect.any(String));
+  });
+
+  it("a repeated or different second callback changes nothing and is answered 200", async () => {
+    const { id } = await dispatchedJob();
+    const first = JSON.stringify(callbackFor(id));
+    expect((await postCallback(first)).status).toBe(200);
+    await eventually(() => notified.get(id));
+    const before = await row(id);
+    const resultBefore = await env.BUCKET.head(runnerJobKeys(id).result);
+
+    for (const body of [first, JSON.stringify(callbackFor(id, { status: "FAILED", reason: "late", tests: [] }))]) {
+      const again = await postCallback(body);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ job_id: id, status: "SUCCEEDED", recorded: false });
+    }
+    expect(await row(id)).toEqual(before);
+    expect((await env.BUCKET.head(runnerJobKeys(id).result))?.etag).toBe(resultBefore?.etag);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(notified.get(id)).toHaveLength(1);
+  });
+
+  it("a result for a job the Worker already gave up on changes nothing", async () => {
+    const { id } = await dispatchedJob();
+    await giveUpRunnerJob(env, id, "the sandbox runner could not be reached: test");
+    const res = await postCallback(JSON.stringify(callbackFor(id)));
+    expect(await res.json()).toEqual({ job_id: id, status: "ERROR", recorded: false });
+    const [told] = await eventually(() => notified.get(id));
+    expect(told).toMatchObject({ status: "ERROR", reason: "the sandbox runner could not be reached: test", result: null });
+  });
+
+  it("a bad, missing or other body's signature: 401 and nothing recorded", async () => {
+    const { id } = await dispatchedJob();
+    const body = JSON.stringify(callbackFor(id));
+    const otherBody = JSON.stringify(callbackFor(id, { status: "FAILED" }));
+    const attempts = [
+      postCallback(body, await runnerHeaders(body, { secret: "not-the-runner-secret" })),
+      postCallback(body, { "content-type": "application/json" }),
+      postCallback(body, await runnerHeaders(otherBody)),
+      postCallback(body, { ...(await runnerHeaders(body)), "x-assay-signature": "v1=" + "0".repeat(64) }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(401);
+      expect((await errorBody(res)).detail).toMatch(/signature|X-Assay/);
+    }
+    expect((await row(id)).status).toBe("dispatched");
+    expect(await env.BUCKET.head(runnerJobKeys(id).result)).toBeNull();
+  });
+
+  it("a stale or future timestamp: 401", async () => {
+    const { id } = await dispatchedJob();
+    const body = JSON.stringify(callbackFor(id));
+    for (const skew of [-301_000, 301_000]) {
+      const res = await postCallback(body, await runnerHeaders(body, { now: Date.now() + skew }));
+      expect(res.status).toBe(401);
+      expect((await errorBody(res)).detail).toMatch(/stale or future/);
+    }
+    expect((await row(id)).status).toBe("dispatched");
+  });
+
+  it("a signed but malformed body: 422 listing the problems; not JSON: 400", async () => {
+    const { id } = await dispatchedJob();
+    const bad = JSON.stringify({ ...callbackFor(id), status: "DONE", counts: { total: -1 } });
+    const res = await postCallback(bad);
+    expect(res.status).toBe(422);
+    const locs = ((await errorBody(res)).detail as { loc: unknown[] }[]).map((d) => d.loc.join("."));
+    expect(locs).toEqual(expect.arrayContaining(["body.status", "body.counts.total", "body.counts.passed"]));
+    expect((await postCallback("{not json")).status).toBe(400);
+    expect((await row(id)).status).toBe("dispatched");
+  });
+
+  it("an unknown job: 404; a result of the other kind: 409", async () => {
+    const unknown = await postCallback(JSON.stringify(callbackFor("job_doesnotexist")));
+    expect(unknown.status).toBe(404);
+    const { id } = await dispatchedJob();
+    const wrongKind = await postCallback(JSON.stringify(callbackFor(id, { kind: "prepare" })));
+    expect(wrongKind.status).toBe(409);
+    expect((await row(id)).status).toBe("dispatched");
+  });
+
+  it("is not counted against the per-IP limits, so results from one runner are never dropped", async () => {
+    const ip = freshIp();
+    const statuses: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const body = JSON.stringify(callbackFor("job_nolimit"));
+      const res = await call("/api/v1/internal/runner/callback", { method: "POST", rawBody: body, headers: await runnerHeaders(body), ip });
+      statuses.push(res.status);
+    }
+    expect(statuses.every((s) => s === 404)).toBe(true);
+  });
+
+  it("is marked internal in the OpenAPI document", async () => {
+    const doc = (await (await call("/api/v1/openapi.json")).json()) as {
+      paths: Record<string, Record<string, { tags?: string[]; summary?: string }>>;
+    };
+    const op = doc.paths["/api/v1/internal/runner/callback"]?.post;
+    expect(op?.tags).toEqual(["internal"]);
+    expect(op?.summary).toMatch(/^Internal:/);
+  });
+});

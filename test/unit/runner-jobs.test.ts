@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { emptyCallback } from "../../sandbox-runner/src/job-execution";
+import { jobSchema, type Callback } from "../../sandbox-runner/src/job-schema";
+import { RunnerCallbackSchema, summarizeResult } from "../../src/domain/runner-callback";
+import {
+  DISPATCH_ATTEMPTS,
+  dispatchRetryDelaySeconds,
+  dispatchVerdict,
+  newRunnerJobId,
+  runnerJobKeys,
+  runnerJobPayload,
+  type RunnerJobSpec,
+} from "../../src/domain/runner-jobs";
+import { storageKeyProblem } from "../../src/domain/storage-keys";
+
+const urls = {
+  snapshot: "https://api.test/api/v1/storage/s?expires=1&sig=a",
+  environment: "https://api.test/api/v1/storage/e?expires=1&sig=b",
+  junit: "https://api.test/api/v1/storage/j?expires=1&sig=c",
+  log: "https://api.test/api/v1/storage/l?expires=1&sig=d",
+  environmentUpload: "https://api.test/api/v1/storage/u?expires=1&sig=e",
+  callback: "https://api.test/api/v1/internal/runner/callback",
+};
+const sha = (c: string) => c.repeat(64);
+const owner = { owner_type: "run", owner_id: "run_1" } as const;
+
+describe("the runner's job body", () => {
+  it("a prepare job is accepted by the runner's own schema", () => {
+    const spec: RunnerJobSpec = { kind: "prepare", owner, snapshot: { key: "snapshots/t.tar.gz", sha256: sha("a") } };
+    const payload = runnerJobPayload("job_1", spec, { ...urls, environment: null });
+    const parsed = jobSchema.parse(payload);
+    expect(parsed).toMatchObject({
+      job_id: "job_1",
+      kind: "prepare",
+      snapshot: { url: urls.snapshot, sha256: sha("a") },
+      environment: null,
+      uploads: { junit: urls.junit, log: urls.log, environment: urls.environmentUpload },
+      callback_url: urls.callback,
+    });
+  });
+
+  it("a test job with environment, overlay, patches, test options and limits is accepted as given", () => {
+    const spec: RunnerJobSpec = {
+      kind: "test",
+      owner,
+      snapshot: { key: "s", sha256: sha("a") },
+      environment: { key: "e", sha256: sha("b") },
+      files: [{ path: "src/a.js", content_b64: btoa("x") }, { path: "old.js", delete: true }],
+      patches: ["diff --git a/x b/x\n"],
+      test: { framework: "pytest", coverage: true },
+      limits: { wall_ms: 30_000 },
+    };
+    const payload = runnerJobPayload("job_2", spec, { ...urls, environmentUpload: null });
+    const parsed = jobSchema.parse(payload);
+    expect(parsed.environment).toEqual({ url: urls.environment, sha256: sha("b") });
+    expect(parsed.files).toEqual(spec.files);
+    expect(parsed.patches).toEqual(spec.patches);
+    expect(parsed.test).toEqual({ framework: "pytest", command: null, coverage: true });
+    expect(parsed.limits.wall_ms).toBe(30_000);
+    expect(payload.uploads).not.toHaveProperty("environment");
+  });
+
+  it("job ids fit the runner's rule and give each job its own keys", () => {
+    const id = newRunnerJobId();
+    expect(id).toMatch(/^job_[0-9a-f]{32}$/);
+    expect(jobSchema.shape.job_id.safeParse(id).success).toBe(true);
+    for (const key of Object.values(runnerJobKeys(id))) {
+      expect(key.startsWith(`runner-jobs/${id}/`)).toBe(true);
+      expect(storageKeyProblem(key)).toBeUndefined();
+    }
+  });
+});
+
+describe("dispatch policy", () => {
+  it("retries with a growing delay, capped", () => {
+    expect([1, 2, 3, 4, 5].map(dispatchRetryDelaySeconds)).toEqual([5, 10, 20, 40, 80]);
+    expect(dispatchRetryDelaySeconds(20)).toBe(300);
+    expect(DISPATCH_ATTEMPTS).toBeGreaterThan(1);
+  });
+
+  it("reads the runner's answers", () => {
+    expect([202, 200].map(dispatchVerdict)).toEqual(["accepted", "accepted"]);
+    expect([500, 502, 503, 408, 429].map(dispatchVerdict)).toEqual(Array(5).fill("retry"));
+    expect([400, 401, 404, 413, 422].map(dispatchVerdict)).toEqual(Array(5).fill("refused"));
+  });
+});
+
+describe("the runner's callback", () => {
+  const full: Callback = {
+    ...emptyCallback({ job_id: "job_3", kind: "test" }),
+    status: "SUCCEEDED",
+    tests: [{ name: "t", classname: "", file: null, status: "passed", duration_ms: 1, message: null }],
+    counts: { total: 1, passed: 1, failed: 0, skipped: 0, errored: 0 },
+    log_tail: "ok",
+    coverage: { format: "lcov", lines_total: 10, lines_covered: 5, percent: 50, files: [{ file: "a.js", lines_total: 10, lines_covered: 5 }] },
+  };
+
+  it("accepts what the runner sends, including its shutdown report", () => {
+    expect(RunnerCallbackSchema.safeParse(emptyCallback({ job_id: "job_3", kind: "prepare" })).success).toBe(true);
+    expect(RunnerCallbackSchema.parse(full)).toEqual(full);
+  });
+
+  it("ignores fields a newer runner may add instead of refusing the result", () => {
+    expect(RunnerCallbackSchema.safeParse({ ...full, new_field: 1 }).success).toBe(true);
+  });
+
+  it("the summary kept in D1 drops the per-test and per-file lists and the log", () => {
+    const summary = summarizeResult(RunnerCallbackSchema.parse(full));
+    expect(summary).not.toHaveProperty("tests");
+    expect(summary).not.toHaveProperty("log_tail");
+    expect(summary.coverage).toEqual({ format: "lcov", lines_total: 10, lines_covered: 5, percent: 50 });
+    expect(summary.counts).toEqual(full.counts);
+  });
+});
+
+describe("object keys", () => {
+  it.each(["snapshots/task_1/base.tar.gz", "a", "runner-jobs/job_1/log.txt", "x.y-z_1/2"])("%s is accepted", (key) => {
+    expect(storageKeyProblem(key)).toBeUndefined();
+  });
+
+  it.each(["", "/abs", "a//b", "a/../b", "..", "./a", "a b", "a/", "é", "a\\b", "x".repeat(513)])("%j is refused", (key) => {
+    expect(storageKeyProblem(key)).toEqual(expect.any(String));
+  });
+});
