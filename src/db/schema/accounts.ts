@@ -1,0 +1,40 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { ROLES } from "../../domain/roles";
+import { timestamp } from "./columns";
+
+/** Subscription plans; `candidate_limit` null means unlimited. */
+export const plans = sqliteTable("plans", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  candidateLimit: integer("candidate_limit"),
+  upgradeUrl: text("upgrade_url"),
+});
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  planId: text("plan_id").notNull().references(() => plans.id),
+  createdAt: timestamp("created_at"),
+});
+
+export const users = sqliteTable("users", {
+  id: text("id").primaryKey(),
+  /** The identity provider's `sub`; the unique key that makes first-request creation idempotent. */
+  subject: text("subject").notNull().unique(),
+  email: text("email").notNull(),
+  role: text("role", { enum: ROLES }).notNull(),
+  createdAt: timestamp("created_at"),
+  updatedAt: timestamp("updated_at"),
+});
+
+export const memberships = sqliteTable(
+  "memberships",
+  {
+    userId: text("user_id").notNull().references(() => users.id),
+    organizationId: text("organization_id").notNull().references(() => organizations.id),
+    role: text("role", { enum: ROLES }).notNull(),
+    createdAt: timestamp("created_at"),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.organizationId] }), index("memberships_org_idx").on(t.organizationId)],
+);
+

@@ -1,0 +1,31 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { RunnerResultSummary } from "../../domain/runner-callback";
+import { RUNNER_JOB_KINDS, RUNNER_JOB_OWNER_TYPES, RUNNER_JOB_STATUSES } from "../../domain/runner-jobs";
+import { timestamp } from "./columns";
+
+/**
+ * Jobs handed to the sandbox runner. The spec and the full result can be megabytes (file
+ * overlays, one entry per test), more than a D1 row holds, so they live in R2 under
+ * `runner-jobs/{id}/`; the row keeps the state machine and the result's summary.
+ */
+export const runnerJobs = sqliteTable(
+  "runner_jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: RUNNER_JOB_KINDS }).notNull(),
+    ownerType: text("owner_type", { enum: RUNNER_JOB_OWNER_TYPES }).notNull(),
+    ownerId: text("owner_id").notNull(),
+    status: text("status", { enum: RUNNER_JOB_STATUSES }).notNull().default("queued"),
+    /** POSTs to the runner so far. */
+    attempts: integer("attempts").notNull().default(0),
+    reason: text("reason"),
+    result: text("result", { mode: "json" }).$type<RunnerResultSummary>(),
+    createdAt: timestamp("created_at"),
+    updatedAt: timestamp("updated_at"),
+    dispatchedAt: text("dispatched_at"),
+    finishedAt: text("finished_at"),
+    /** When the owner's completion handler ran; null while it is still owed. */
+    notifiedAt: text("notified_at"),
+  },
+  (t) => [index("runner_jobs_owner_idx").on(t.ownerType, t.ownerId)],
+);

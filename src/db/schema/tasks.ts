@@ -1,0 +1,77 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
+import { organizations, users } from "./accounts";
+import { timestamp } from "./columns";
+
+/**
+ * Assessment tasks made from pull requests. Patches and the snapshot are in R2 under
+ * `tasks/{id}/`; the row holds what is listed and filtered, and the validation's outcome.
+ */
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id").notNull().references(() => organizations.id),
+    visibility: text("visibility", { enum: TASK_VISIBILITIES }).notNull(),
+    tags: text("tags", { mode: "json" }).$type<string[]>().notNull(),
+    title: text("title").notNull(),
+    description: text("description").notNull().default(""),
+    status: text("status", { enum: TASK_STATUSES }).notNull(),
+    failureReason: text("failure_reason"),
+    /** The repo host's web origin (https://github.com or a GitHub Enterprise origin). */
+    sourceHost: text("source_host").notNull(),
+    sourceApiBase: text("source_api_base").notNull(),
+    sourceOwner: text("source_owner").notNull(),
+    sourceRepo: text("source_repo").notNull(),
+    prNumber: integer("pr_number").notNull(),
+    prUrl: text("pr_url").notNull(),
+    baseSha: text("base_sha"),
+    headSha: text("head_sha"),
+    language: text("language"),
+    testFramework: text("test_framework"),
+    testCommand: text("test_command", { mode: "json" }).$type<string[]>(),
+    timeLimitMinutes: integer("time_limit_minutes"),
+    failToPass: text("fail_to_pass", { mode: "json" }).$type<string[]>(),
+    passToPass: text("pass_to_pass", { mode: "json" }).$type<string[]>(),
+    /** Files the hidden test patch touches: reset to the task's version when scoring. */
+    testFiles: text("test_files", { mode: "json" }).$type<string[]>(),
+    snapshotSha256: text("snapshot_sha256"),
+    environmentKey: text("environment_key"),
+    environmentSha256: text("environment_sha256"),
+    prepareJobId: text("prepare_job_id"),
+    baseRunJobId: text("base_run_job_id"),
+    solutionRunJobId: text("solution_run_job_id"),
+    createdBy: text("created_by").notNull().references(() => users.id),
+    createdAt: timestamp("created_at"),
+    updatedAt: timestamp("updated_at"),
+    readyAt: text("ready_at"),
+    archivedAt: text("archived_at"),
+  },
+  (t) => [index("tasks_org_status_idx").on(t.organizationId, t.status), index("tasks_visibility_idx").on(t.visibility, t.status)],
+);
+
+/** Candidates a task is assigned to (by accepting an invitation). */
+export const taskAssignments = sqliteTable(
+  "task_assignments",
+  {
+    taskId: text("task_id").notNull().references(() => tasks.id),
+    userId: text("user_id").notNull().references(() => users.id),
+    assignedAt: timestamp("assigned_at"),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.userId] }), index("task_assignments_user_idx").on(t.userId)],
+);
+
+/** Repo host tokens for private repositories, one per organization and host, encrypted at rest. */
+export const repohostTokens = sqliteTable(
+  "repohost_tokens",
+  {
+    organizationId: text("organization_id").notNull().references(() => organizations.id),
+    host: text("host").notNull(),
+    ciphertext: text("ciphertext").notNull(),
+    iv: text("iv").notNull(),
+    last4: text("last4").notNull(),
+    createdBy: text("created_by").notNull().references(() => users.id),
+    createdAt: timestamp("created_at"),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.host] })],
+);

@@ -1,0 +1,57 @@
+/** The task resource's vocabulary and the rules on who sees what of it. */
+
+export const TASK_STATUSES = ["IMPORTING", "PREPARING", "VALIDATING", "READY", "FAILED"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/**
+ * PRIVATE_ORG: members of the owning organization, and candidates it is assigned to.
+ * PUBLIC: every signed-in user may see a READY task and attempt it.
+ */
+export const TASK_VISIBILITIES = ["PRIVATE_ORG", "PUBLIC"] as const;
+export type TaskVisibility = (typeof TASK_VISIBILITIES)[number];
+
+export const DEFAULT_TIME_LIMIT_MINUTES = 90;
+
+/** How a caller relates to a task, which decides what of it they may see. */
+export type TaskAudience = "staff" | "candidate" | "none";
+
+export interface TaskAccessFacts {
+  visibility: TaskVisibility;
+  status: TaskStatus;
+  archived: boolean;
+  /** The caller's role in the task's organization, if a member. */
+  orgRole: "candidate" | "interviewer" | "orgadmin" | "admin" | null;
+  platformAdmin: boolean;
+  assignedToCaller: boolean;
+}
+
+/**
+ * Staff (interviewers and above in the organization, and platform admins) see everything;
+ * candidates see tasks assigned to them and READY public tasks, never archived ones; others
+ * nothing (a 404, not a 403, so a task's existence does not leak).
+ */
+export function taskAudience(f: TaskAccessFacts): TaskAudience {
+  if (f.platformAdmin) return "staff";
+  if (f.orgRole && f.orgRole !== "candidate") return "staff";
+  if (f.archived) return "none";
+  if (f.assignedToCaller) return "candidate";
+  if (f.visibility === "PUBLIC" && f.status === "READY") return "candidate";
+  return "none";
+}
+
+/** The main language of a change, from its file extensions (source files count, tests break ties). */
+export function detectLanguage(paths: string[]): string | null {
+  const byExt: Record<string, string> = {
+    js: "javascript", mjs: "javascript", cjs: "javascript", jsx: "javascript",
+    ts: "typescript", mts: "typescript", cts: "typescript", tsx: "typescript",
+    py: "python", go: "go", java: "java", rb: "ruby", rs: "rust",
+  };
+  const counts = new Map<string, number>();
+  for (const path of paths) {
+    const language = byExt[path.split(".").pop()?.toLowerCase() ?? ""];
+    if (language) counts.set(language, (counts.get(language) ?? 0) + 1);
+  }
+  let best: string | null = null;
+  for (const [language, n] of counts) if (best === null || n > (counts.get(best) ?? 0)) best = language;
+  return best;
+}
