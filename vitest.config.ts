@@ -24,7 +24,7 @@ export default defineConfig({
       }),
       defineProject({
         plugins: [
-          cloudflareTest(async () => {
+          cloudflareTest(async ({ inject }) => {
             const identity = await testIdentity();
             return {
               wrangler: { configPath: "./wrangler.toml" },
@@ -39,6 +39,12 @@ export default defineConfig({
                   RUNNER_URL: "http://runner.test",
                   RUNNER_SECRET: "integration-runner-secret",
                   URL_SIGNING_SECRET: "integration-url-signing-secret",
+                  // Invitation e-mails land in R2's outbox/; the HTTP provider is tested with a stand-in.
+                  EMAIL_PROVIDER: "outbox",
+                  TOKEN_ENCRYPTION_KEY: "integration-token-encryption-key",
+                  // A dev repo host with the fixture repositories, started by the global set-up.
+                  REPOHOST_ENTERPRISE_HOSTS: inject<string>("repohostUrl"),
+                  TASK_IMPORT_RETRY_BASE_SECONDS: "1",
                 },
               },
             };
@@ -47,6 +53,9 @@ export default defineConfig({
         test: {
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
+          // Queue deliveries take about a second each; pipelines of several take seconds.
+          testTimeout: 30_000,
+          globalSetup: ["./test/support/node/repohost-setup.ts"],
           setupFiles: ["./test/support/worker/apply-migrations.ts"],
         },
       }),

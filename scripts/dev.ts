@@ -1,5 +1,5 @@
-// The local stack of `npm start`: the Worker (wrangler dev), the sandbox runner and the dev
-// repo host, with prefixed logs. Stops everything when one part exits or on Ctrl-C.
+// The local stack of `npm start`: the Worker (wrangler dev), the sandbox runner, the dev
+// repo host and the dev mail sink, with prefixed logs. Stops everything when one part exits or on Ctrl-C.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
 import { readDevVars } from "./lib/dev-vars";
@@ -9,6 +9,7 @@ const host = "127.0.0.1";
 const port = Number(process.env.PORT ?? 8787);
 const runnerPort = Number(process.env.RUNNER_PORT ?? 8788);
 const repohostPort = Number(process.env.DEV_REPOHOST_PORT ?? 8790);
+const mailPort = Number(process.env.DEV_MAIL_PORT ?? 8791);
 const apiUrl = `http://${host}:${port}`;
 const vars = readDevVars(DEV_VARS);
 
@@ -48,6 +49,8 @@ process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
 start("repohost", "tsx", ["scripts/dev-repohost/main.ts"], { DEV_REPOHOST_PORT: String(repohostPort) });
+// Writes the Worker's outbox e-mails to DEV_MAIL_OUTBOX (.dev/outbox by default).
+start("mail", "tsx", ["scripts/dev-mail/main.ts"], { DEV_MAIL_PORT: String(mailPort) });
 start("runner", "tsx", ["sandbox-runner/src/main.ts"], {
   RUNNER_HOST: host,
   RUNNER_PORT: String(runnerPort),
@@ -63,7 +66,11 @@ start("api", "wrangler", [
   "--var", `APP_BASE_URL:${apiUrl}`,
   "--var", `CORS_ORIGINS:${apiUrl},http://localhost:${port}`,
   "--var", `RUNNER_URL:http://${host}:${runnerPort}`,
-  "--var", `REPOHOST_DEV_URL:http://${host}:${repohostPort}`,
+  "--var", `REPOHOST_ENTERPRISE_HOSTS:http://${host}:${repohostPort}`,
+  "--var", `DEV_MAIL_SINK_URL:http://${host}:${mailPort}`,
+  ...(process.env.TASK_IMPORT_RETRY_BASE_SECONDS
+    ? ["--var", `TASK_IMPORT_RETRY_BASE_SECONDS:${process.env.TASK_IMPORT_RETRY_BASE_SECONDS}`]
+    : []),
 ]);
 
 async function waitForHealth(): Promise<void> {
@@ -85,6 +92,7 @@ console.log(
     "",
     `Assay is up:  API ${apiUrl}   docs ${apiUrl}/api/v1/docs   redoc ${apiUrl}/api/v1/redoc`,
     `              runner http://${host}:${runnerPort}   repo host http://${host}:${repohostPort}`,
+    `              mail sink http://${host}:${mailPort} (e-mails in ${process.env.DEV_MAIL_OUTBOX ?? ".dev/outbox"})`,
     "Token:        npm run --silent token -- --sub me --email me@example.com --role interviewer --org acme",
     "",
   ].join("\n"),

@@ -35,6 +35,8 @@ async function ensureDevVars(): Promise<void> {
     RUNNER_SECRET: secret,
     URL_SIGNING_SECRET: secret,
     TOKEN_ENCRYPTION_KEY: secret,
+    // Invitation e-mails go to .dev/outbox/ through the dev mail sink, never to a provider.
+    EMAIL_PROVIDER: () => "outbox",
   };
   for (const [key, make] of Object.entries(defaults)) vars[key] ??= make();
   if (JSON.stringify(vars) !== before) {

@@ -2,9 +2,7 @@
 // session JWT, and nothing else on stdout, that the local server accepts.
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { mintDevToken } from "./lib/dev-identity";
-import { readDevVars } from "./lib/dev-vars";
-import { DEV_VARS } from "./lib/paths";
+import { mintLocalToken } from "./lib/local-token";
 
 const Args = z.object({
   sub: z.string().min(1),
@@ -32,16 +30,11 @@ if (!parsed.success) {
   console.error("usage: npm run --silent token -- --sub ID --email E --role R [--org ORG] [--ttl 1h]");
   process.exit(2);
 }
-const vars = readDevVars(DEV_VARS);
-if (!vars.DEV_IDP_PRIVATE_JWK) {
-  console.error("no dev identity in .dev.vars; run npm start or npm run setup first");
+const { ttl, ...claims } = parsed.data;
+try {
+  const token = await mintLocalToken({ ...claims, ttl: /^\d+$/.test(ttl) ? `${ttl}s` : ttl });
+  process.stdout.write(`${token}\n`);
+} catch (e) {
+  console.error((e as Error).message);
   process.exit(1);
 }
-const { ttl, ...claims } = parsed.data;
-const token = await mintDevToken(vars.DEV_IDP_PRIVATE_JWK, {
-  ...claims,
-  ttl: /^\d+$/.test(ttl) ? `${ttl}s` : ttl,
-  issuer: vars.AUTH_ISSUER,
-  audience: vars.AUTH_AUDIENCE,
-});
-process.stdout.write(`${token}\n`);

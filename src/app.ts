@@ -6,17 +6,21 @@ import { preflight, withCors } from "./http/cors";
 import { errorResponse, HttpError } from "./http/errors";
 import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
+import { attemptRoutes } from "./routes/attempts";
 import { docsResponse } from "./routes/docs";
 import { GetHealth } from "./routes/health";
 import { internalRunnerRoutes } from "./routes/internal-runner";
+import { invitationRoutes } from "./routes/invitations";
 import { meRoutes } from "./routes/me";
+import { repohostRoutes } from "./routes/repohost";
+import { taskRoutes } from "./routes/tasks";
 import { organizationRoutes } from "./routes/organizations";
 import { storageRoutes } from "./routes/storage";
 import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
 
-const tables: RouteTable[] = [meRoutes, organizationRoutes, storageRoutes, internalRunnerRoutes];
+const tables: RouteTable[] = [meRoutes, organizationRoutes, taskRoutes, repohostRoutes, invitationRoutes, attemptRoutes, storageRoutes, internalRunnerRoutes];
 
 const router = fromIttyRouter(Router(), {
   openapi_url: `${API_BASE}/openapi.json`,

@@ -1,4 +1,8 @@
 import type { RunnerQueueMessage } from "./queues/runner-jobs";
+import type { TaskImportMessage } from "./queues/task-import";
+import type { EmailQueueMessage } from "./queues/email";
+import type { ScoringMessage } from "./domain/attempts";
+import type { AttemptDO } from "./durable/attempt";
 
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {
@@ -10,6 +14,10 @@ export interface Env {
   RL_UPLOAD: RateLimit;
   RL_BURST: RateLimit;
   RUNNER_JOBS: Queue<RunnerQueueMessage>;
+  /** One AttemptDO per attempt (src/durable/attempt.ts). */
+  ATTEMPTS: DurableObjectNamespace<AttemptDO>;
+  /** Submitted attempts to score: `{attempt_id}`. */
+  SCORING: Queue<ScoringMessage>;
 
   AUTH_ISSUER: string;
   AUTH_AUDIENCE: string;
@@ -34,4 +42,23 @@ export interface Env {
   R2_SECRET_ACCESS_KEY?: string;
   /** The bucket's S3 URL, path style: `https://<account>.r2.cloudflarestorage.com/<bucket>`. */
   R2_S3_ENDPOINT?: string;
+
+  TASK_IMPORT: Queue<TaskImportMessage>;
+  /** GitHub Enterprise origins PR URLs may name besides github.com, comma-separated. */
+  REPOHOST_ENTERPRISE_HOSTS?: string;
+  /** Encrypts stored repo host tokens (AES-GCM, key derived with HKDF). */
+  TOKEN_ENCRYPTION_KEY: string;
+  /** First retry delay of a task import the repo host refused for now (doubles each time); default 5. */
+  TASK_IMPORT_RETRY_BASE_SECONDS?: string;
+
+  EMAIL: Queue<EmailQueueMessage>;
+  /** "http" (a mail provider's API) or "outbox" (development and tests; docs/api.md, "Invitation e-mail"). */
+  EMAIL_PROVIDER: string;
+  /** The sender, e.g. `Assay <invites@assay.dev>`. */
+  EMAIL_FROM: string;
+  /** The provider's send endpoint and API key, for EMAIL_PROVIDER=http. */
+  EMAIL_API_URL?: string;
+  EMAIL_API_KEY?: string;
+  /** Development only: the dev mail sink that writes outbox messages to files (`npm start` sets it). */
+  DEV_MAIL_SINK_URL?: string;
 }

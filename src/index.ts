@@ -2,6 +2,8 @@ import { handleFetch } from "./app";
 import type { Env } from "./env";
 import { handleQueue } from "./queues";
 
+export { AttemptDO } from "./durable/attempt";
+
 export default {
   fetch: handleFetch,
   queue: handleQueue,

@@ -3,9 +3,7 @@
 // autocannon. Client IPs rotate so that the per-IP rate limiter is evaluated on every request
 // without capping the load, as it would be for many clients.
 import autocannon from "autocannon";
-import { mintDevToken } from "../lib/dev-identity";
-import { readDevVars } from "../lib/dev-vars";
-import { DEV_VARS } from "../lib/paths";
+import { mintLocalToken } from "../lib/local-token";
 import { launchStack } from "../lib/stack";
 import type { Emit } from "./metrics";
 
@@ -40,16 +38,7 @@ export default async function apiBench(emit: Emit): Promise<void> {
   const stack = given ? undefined : await launchStack();
   const base = given ?? stack!.apiUrl;
   try {
-    const vars = readDevVars(DEV_VARS);
-    const token = await mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
-      sub: "bench-user",
-      email: "bench@example.test",
-      role: "interviewer",
-      org: "bench-org",
-      ttl: "1h",
-      issuer: vars.AUTH_ISSUER,
-      audience: vars.AUTH_AUDIENCE,
-    });
+    const token = await mintLocalToken({ sub: "bench-user", email: "bench@example.test", role: "interviewer", org: "bench-org", ttl: "1h" });
     const targets: { name: string; url: string; headers: Record<string, string> }[] = [
       { name: "health", url: `${base}/health`, headers: {} },
       { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },

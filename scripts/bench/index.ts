@@ -4,6 +4,8 @@ import type { Emit } from "./metrics";
 
 const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<void> }>> = {
   api: () => import("./api"),
+  import: () => import("./import"),
+  attempts: () => import("./attempts"),
   runner: () => import("./runner"),
 };
 

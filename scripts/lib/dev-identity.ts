@@ -37,3 +37,4 @@ export async function mintDevToken(privateJwk: string, claims: TokenClaims): Pro
     .setExpirationTime(claims.ttl ?? "1h")
     .sign(key);
 }
+

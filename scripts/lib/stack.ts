@@ -11,6 +11,9 @@ export interface Stack {
   apiUrl: string;
   runnerUrl: string;
   repohostUrl: string;
+  mailUrl: string;
+  /** Where the dev mail sink writes the stack's e-mails. */
+  outboxDir: string;
   stop(): Promise<void>;
 }
 
@@ -40,7 +43,7 @@ async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): 
 }
 
 export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
-  const [port, runnerPort, repohostPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, runnerPort, repohostPort, mailPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
   // The runner's work dir is inside; its sandbox users must be able to pass through.
   chmodSync(stateDir, 0o711);
@@ -53,6 +56,8 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
       PORT: String(port),
       RUNNER_PORT: String(runnerPort),
       DEV_REPOHOST_PORT: String(repohostPort),
+      DEV_MAIL_PORT: String(mailPort),
+      DEV_MAIL_OUTBOX: join(stateDir, "outbox"),
       ASSAY_STATE_DIR: stateDir,
       RUNNER_WORK_DIR: join(stateDir, "runner"),
       ...extraEnv,
@@ -69,6 +74,8 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     apiUrl: `http://127.0.0.1:${port}`,
     runnerUrl: `http://127.0.0.1:${runnerPort}`,
     repohostUrl: `http://127.0.0.1:${repohostPort}`,
+    mailUrl: `http://127.0.0.1:${mailPort}`,
+    outboxDir: join(stateDir, "outbox"),
     async stop() {
       if (alive()) {
         kill("SIGTERM");
@@ -90,6 +97,7 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     await waitFor(`${stack.apiUrl}/health`, 180_000, alive);
     await waitFor(`${stack.runnerUrl}/health`, 30_000, alive);
     await waitFor(`${stack.repohostUrl}/api/v3/rate_limit`, 30_000, alive);
+    await waitFor(`${stack.mailUrl}/health`, 30_000, alive);
   } catch (e) {
     console.error(output.join("").slice(-5000));
     kill("SIGKILL");

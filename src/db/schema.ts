@@ -2,3 +2,5 @@
 export * from "./schema/accounts";
 export * from "./schema/runner-jobs";
 export * from "./schema/tasks";
+export * from "./schema/attempts";
+export * from "./schema/invitations";

@@ -55,3 +55,39 @@ export function detectLanguage(paths: string[]): string | null {
   for (const [language, n] of counts) if (best === null || n > (counts.get(best) ?? 0)) best = language;
   return best;
 }
+
+/** The runner jobs of a task's validation: prepare the environment, then run at base and with the solution. */
+export const VALIDATION_STEPS = ["prepare", "base", "solution"] as const;
+export type ValidationStep = (typeof VALIDATION_STEPS)[number];
+
+/**
+ * A validation job's owner id carries its step, so its completion is matched to the task
+ * without first writing the job's id on the task (a callback may come back before that).
+ */
+export function validationOwnerId(taskId: string, step: ValidationStep): string {
+  return `${taskId}/${step}`;
+}
+
+export function parseValidationOwnerId(ownerId: string): { taskId: string; step: ValidationStep } | undefined {
+  const [taskId, step, ...rest] = ownerId.split("/");
+  if (!taskId || rest.length || !(VALIDATION_STEPS as readonly string[]).includes(step ?? "")) return undefined;
+  return { taskId, step: step as ValidationStep };
+}
+
+/** Where a task's archives and patches live in the bucket. */
+export function taskKeys(taskId: string) {
+  const base = `tasks/${taskId}`;
+  return {
+    snapshot: `${base}/snapshot.tar.gz`,
+    solutionPatch: `${base}/solution.patch`,
+    testPatch: `${base}/tests.patch`,
+  };
+}
+
+/** Delay before import attempt `attempt + 1`: the host's own word when it gave one, else 5, 10, 20 ... s. */
+export function importRetryDelaySeconds(attempt: number, retryAfterSeconds: number | undefined, baseSeconds: number): number {
+  if (retryAfterSeconds !== undefined) return Math.min(900, Math.max(1, retryAfterSeconds));
+  return Math.min(900, baseSeconds * 2 ** Math.max(0, attempt - 1));
+}
+
+export const IMPORT_ATTEMPTS = 6;

@@ -1,21 +1,22 @@
 import { membershipRole, syncUserFromClaims, type User } from "../db/accounts";
+import { findIdeToken } from "../db/attempts";
 import { database } from "../db/client";
+import { hashIdeToken, IDE_TOKEN_PATTERN, IDE_TOKEN_PREFIX, ideTokenProblem } from "../domain/ide-sessions";
 import { hasRole, type Role } from "../domain/roles";
 import type { Env } from "../env";
 import { verifySessionToken } from "../services/identity";
 import { HttpError } from "./errors";
 
-/** Prefix of IDE session tokens (spec section 5: `<prefix>_ide_`). */
-export const IDE_TOKEN_PREFIX = "assay_ide_";
-
 /**
- * What a route admits, declared once per route: nobody needs a credential (`public`), or a
- * session JWT with at least `role`.
+ * What a route admits, declared once per route: nobody needs a credential (`public`), a
+ * session JWT with at least `role`, or (on the attempt routes the spec opens to IDEs) either
+ * that or an IDE session token of the attempt in the path (`session-or-ide`).
  */
-export type Access = { kind: "public" } | { kind: "session"; role: Role };
+export type Access = { kind: "public" } | { kind: "session"; role: Role } | { kind: "session-or-ide"; role: Role };
 
 export const PUBLIC: Access = { kind: "public" };
 export const signedIn = (role: Role = "candidate"): Access => ({ kind: "session", role });
+export const signedInOrIde = (role: Role = "candidate"): Access => ({ kind: "session-or-ide", role });
 
 /** The authenticated caller of a request, with the one membership check of the API. */
 export class Caller {
@@ -23,6 +24,8 @@ export class Caller {
     readonly user: User,
     readonly orgId: string | undefined,
     private readonly env: Env,
+    /** Whether the identity provider verified the caller's e-mail address. */
+    readonly emailVerified: boolean,
   ) {}
 
   get role(): Role {
@@ -50,6 +53,15 @@ export class Caller {
   }
 }
 
+/** The holder of an IDE session token: its attempt's IDE, acting for the attempt's candidate. */
+export class IdeSession {
+  constructor(
+    readonly attemptId: string,
+    readonly tokenHash: string,
+    readonly candidateId: string,
+  ) {}
+}
+
 export function bearerToken(request: Request): string | undefined {
   const header = request.headers.get("authorization");
   if (!header) return undefined;
@@ -58,18 +70,43 @@ export function bearerToken(request: Request): string | undefined {
   return match[1];
 }
 
-/** The one authentication check: applies a route's declared access to the request. */
-export async function authenticate(request: Request, env: Env, access: Access): Promise<Caller | undefined> {
+/**
+ * The one authentication check: applies a route's declared access to the request.
+ * `attemptId` is the attempt in the path of a `session-or-ide` route.
+ */
+export async function authenticate(
+  request: Request,
+  env: Env,
+  access: Access,
+  attemptId?: string,
+): Promise<Caller | IdeSession | undefined> {
   if (access.kind === "public") return undefined;
   const token = bearerToken(request);
   if (!token) throw HttpError.unauthorized("Authentication required: send 'Authorization: Bearer <session token>'");
   if (token.startsWith(IDE_TOKEN_PREFIX)) {
-    throw HttpError.unauthorized("IDE session tokens are not accepted on this endpoint; use a session token");
+    if (access.kind !== "session-or-ide" || attemptId === undefined) {
+      throw HttpError.unauthorized("IDE session tokens are not accepted on this endpoint; use a session token");
+    }
+    return ideSession(env, token, attemptId);
   }
   const claims = await verifySessionToken(token, env);
   const user = await syncUserFromClaims(database(env.DB), claims);
   if (!hasRole(user.role, access.role)) {
     throw HttpError.forbidden(`This endpoint needs the ${access.role} role or higher; your role is ${user.role}`);
   }
-  return new Caller(user, claims.org_id, env);
+  return new Caller(user, claims.org_id, env, claims.email_verified !== false);
+}
+
+/**
+ * An IDE session token, found by its SHA-256 in the D1 index. The attempt's AttemptDO checks
+ * it again, in constant time, as part of the operation it authorizes, and has the last word.
+ */
+async function ideSession(env: Env, token: string, attemptId: string): Promise<IdeSession> {
+  const tokenHash = await hashIdeToken(token);
+  const row = IDE_TOKEN_PATTERN.test(token) ? await findIdeToken(database(env.DB), tokenHash) : undefined;
+  if (!row) throw HttpError.unauthorized("Invalid IDE session token");
+  const problem = ideTokenProblem({ expires_at: row.expiresAt, revoked_at: row.revokedAt }, Date.now());
+  if (problem) throw HttpError.unauthorized(problem);
+  if (row.attemptId !== attemptId) throw HttpError.unauthorized("This IDE session token is for another attempt");
+  return new IdeSession(row.attemptId, tokenHash, row.candidateId);
 }

@@ -3,7 +3,7 @@ import type { IRequest } from "itty-router";
 import { z } from "zod";
 import type { Role } from "../domain/roles";
 import type { Env } from "../env";
-import { authenticate, PUBLIC, signedIn, type Access, type Caller } from "./auth";
+import { authenticate, Caller, IdeSession, PUBLIC, signedIn, signedInOrIde, type Access } from "./auth";
 import { ErrorSchema, HttpError, ServerErrorSchema, ValidationErrorSchema, type ValidationIssue } from "./errors";
 import { requestState } from "./request-state";
 import { readJsonBody, toValidationIssues, type InputLocation } from "./validation";
@@ -17,6 +17,10 @@ export interface RouteContext {
 }
 export interface SessionContext extends RouteContext {
   caller: Caller;
+}
+export interface IdeSessionContext extends RouteContext {
+  /** A signed-in user, or the IDE session of the attempt in the path. */
+  principal: Caller | IdeSession;
 }
 
 /** `content` block of an OpenAPI request or response whose body is this zod schema. */
@@ -120,8 +124,27 @@ export abstract class SessionEndpoint extends Endpoint {
 
   override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
     const caller = await authenticate(request, env, this.access);
-    if (!caller) throw new Error("session route without caller");
+    if (!(caller instanceof Caller)) throw new Error("session route without caller");
     requestState(request).userId = caller.user.id;
     return this.run({ request, env, exec, caller });
+  }
+}
+
+/**
+ * A route on one attempt (`:attempt_id` in its path) that the spec opens to IDE clients: a
+ * session JWT with at least `role`, or an IDE session token of that attempt.
+ */
+export abstract class IdeSessionEndpoint extends Endpoint {
+  protected abstract readonly role: Role;
+  protected get access(): Access {
+    return signedInOrIde(this.role);
+  }
+  abstract run(ctx: IdeSessionContext): Promise<Response | object>;
+
+  override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
+    const principal = await authenticate(request, env, this.access, request.params?.attempt_id);
+    if (!principal) throw new Error("IDE session route without principal");
+    requestState(request).userId = principal instanceof IdeSession ? principal.candidateId : principal.user.id;
+    return this.run({ request, env, exec, principal });
   }
 }

@@ -1,4 +1,5 @@
 import type { Env } from "../env";
+import { consumeEmail, consumeEmailDeadLetters, EMAIL_DEAD_LETTERS, EMAIL_QUEUE, type EmailQueueMessage } from "./email";
 import {
   consumeRunnerJobDeadLetters,
   consumeRunnerJobs,
@@ -6,6 +7,18 @@ import {
   RUNNER_JOBS_QUEUE,
   type RunnerQueueMessage,
 } from "./runner-jobs";
+import {
+  consumeTaskImportDeadLetters,
+  consumeTaskImports,
+  TASK_IMPORT_DEAD_LETTERS,
+  TASK_IMPORT_QUEUE,
+  type TaskImportMessage,
+} from "./task-import";
+import { onRunnerJobFinished } from "../services/runner/completion";
+import { onTaskValidationJobFinished } from "../services/tasks/validation";
+
+// Owners of runner jobs and the handlers told when their jobs end.
+onRunnerJobFinished("task_validation", onTaskValidationJobFinished);
 
 /** The Worker's queue entry: one consumer per queue in wrangler.toml. */
 export async function handleQueue(batch: MessageBatch, env: Env): Promise<void> {
@@ -14,6 +27,14 @@ export async function handleQueue(batch: MessageBatch, env: Env): Promise<void> 
       return consumeRunnerJobs(batch as MessageBatch<RunnerQueueMessage>, env);
     case RUNNER_JOBS_DEAD_LETTERS:
       return consumeRunnerJobDeadLetters(batch as MessageBatch<RunnerQueueMessage>, env);
+    case TASK_IMPORT_QUEUE:
+      return consumeTaskImports(batch as MessageBatch<TaskImportMessage>, env);
+    case TASK_IMPORT_DEAD_LETTERS:
+      return consumeTaskImportDeadLetters(batch as MessageBatch<TaskImportMessage>, env);
+    case EMAIL_QUEUE:
+      return consumeEmail(batch as MessageBatch<EmailQueueMessage>, env);
+    case EMAIL_DEAD_LETTERS:
+      return consumeEmailDeadLetters(batch as MessageBatch<EmailQueueMessage>, env);
     default:
       throw new Error(`no consumer for queue ${batch.queue}`);
   }

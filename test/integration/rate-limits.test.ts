@@ -8,12 +8,15 @@ async function statuses(n: number, path: string, ip: string): Promise<Response[]
 }
 
 describe("rate limits per client IP", () => {
-  it("burst: the 21st request within 10 s is a 429 with Retry-After and detail; then it recovers", async () => {
+  it("burst: past 20 requests in a 10 s window a 429 with Retry-After and detail; then it recovers", async () => {
     const ip = freshIp();
-    const responses = await statuses(21, "/health", ip);
-    expect(responses.slice(0, 20).every((r) => r.status === 200)).toBe(true);
-    const limited = responses[20]!;
-    expect(limited.status).toBe(429);
+    // The binding counts in fixed windows, so a run that straddles a boundary gets up to two
+    // windows' worth through; never more, and never fewer than one window's.
+    const responses = await statuses(41, "/health", ip);
+    const firstLimited = responses.findIndex((r) => r.status === 429);
+    expect(firstLimited).toBeGreaterThanOrEqual(20);
+    expect(firstLimited).toBeLessThanOrEqual(40);
+    const limited = responses[firstLimited]!;
     expect(limited.headers.get("retry-after")).toBe("10");
     expect((await errorBody(limited)).detail).toMatch(/20 requests per 10 seconds/);
 
@@ -28,7 +31,8 @@ describe("rate limits per client IP", () => {
 
   it("another client IP is not affected by a limited one", async () => {
     const ip = freshIp();
-    await statuses(21, "/health", ip);
+    const responses = await statuses(41, "/health", ip);
+    expect(responses.some((r) => r.status === 429)).toBe(true);
     expect((await call("/health", { ip: freshIp() })).status).toBe(200);
   });
 });

@@ -171,6 +171,31 @@ describe("direct storage through the R2 binding", () => {
     expect(stored.size).toBe(size);
     expect(stored.sha256).toBe((await storage().put(uniqueKey(), "hello streamed world")).sha256);
     expect(await (await storage().get(key))?.text()).toBe("hello streamed world");
-    await expect(storage().put(uniqueKey(), new ReadableStream())).rejects.toThrow(/needs its size/);
+  });
+
+  it.each([
+    ["a small stream of unknown size is stored whole", 100_000],
+    ["a large stream of unknown size is stored as a multipart upload", 8 * 1024 * 1024 * 2 + 12_345],
+  ])("%s, with its sha256", async (_what, total) => {
+    const chunk = crypto.getRandomValues(new Uint8Array(65_536));
+    const expected = new Uint8Array(total);
+    for (let at = 0; at < total; at += chunk.byteLength) expected.set(chunk.subarray(0, Math.min(chunk.byteLength, total - at)), at);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= total) return controller.close();
+        const n = Math.min(chunk.byteLength, total - sent);
+        controller.enqueue(chunk.slice(0, n));
+        sent += n;
+      },
+    });
+    const key = uniqueKey("unsized.bin");
+    const stored = await storage().put(key, stream);
+    expect(stored.size).toBe(total);
+    const digest = [...new Uint8Array(await crypto.subtle.digest("SHA-256", expected))].map((b) => b.toString(16).padStart(2, "0")).join("");
+    expect(stored.sha256).toBe(digest);
+    const back = new Uint8Array(await (await storage().get(key))!.arrayBuffer());
+    expect(back.byteLength).toBe(total);
+    expect(back.every((b, i) => b === expected[i])).toBe(true);
   });
 });

@@ -44,6 +44,9 @@ export const tasks = sqliteTable(
     createdBy: text("created_by").notNull().references(() => users.id),
     createdAt: timestamp("created_at"),
     updatedAt: timestamp("updated_at"),
+    /** When each phase began: the snapshot was stored (PREPARING), the environment was ready (VALIDATING). */
+    preparingAt: text("preparing_at"),
+    validatingAt: text("validating_at"),
     readyAt: text("ready_at"),
     archivedAt: text("archived_at"),
   },

@@ -19,9 +19,12 @@ export interface StoredObject {
 
 export interface PutOptions {
   contentType?: string;
-  /** Required for a stream: R2 stores only streams of known length. */
+  /** A stream's length when known; a stream without one is stored as a multipart upload. */
   size?: number;
 }
+
+/** R2 wants every part but the last of one size, at least 5 MiB. */
+const MULTIPART_PART_BYTES = 8 * 1024 * 1024;
 
 /**
  * The artifact store: R2 through the `BUCKET` binding, and presigned URLs for clients and
@@ -75,7 +78,7 @@ export function artifactStorage(env: Env): ArtifactStorage {
       checkKey(key);
       const httpMetadata = opts.contentType ? { contentType: opts.contentType } : undefined;
       if (body instanceof ReadableStream) {
-        if (opts.size === undefined) throw new TypeError("a streamed put needs its size: R2 stores only streams of known length");
+        if (opts.size === undefined) return putUnsized(env.BUCKET, key, body, httpMetadata);
         // One pass over the stream: one branch is hashed while the other is stored.
         const digest = new crypto.DigestStream("SHA-256");
         const sized = new FixedLengthStream(opts.size);
@@ -99,4 +102,57 @@ export function artifactStorage(env: Env): ArtifactStorage {
       return env.BUCKET.get(key);
     },
   };
+}
+
+/**
+ * Stores a stream of unknown length (a repo host's tarball is sent chunked): as one object
+ * when it is small, else as a multipart upload of equal parts, hashing as it goes. Memory
+ * use stays at one part whatever the size.
+ */
+async function putUnsized(
+  bucket: R2Bucket,
+  key: string,
+  body: ReadableStream<Uint8Array>,
+  httpMetadata: R2HTTPMetadata | undefined,
+): Promise<StoredObject> {
+  const digest = new crypto.DigestStream("SHA-256");
+  const writer = digest.getWriter();
+  const reader = body.getReader();
+  let part = new Uint8Array(MULTIPART_PART_BYTES);
+  let filled = 0;
+  let size = 0;
+  let upload: R2MultipartUpload | undefined;
+  const parts: R2UploadedPart[] = [];
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      await writer.write(value);
+      size += value.byteLength;
+      let offset = 0;
+      while (offset < value.byteLength) {
+        const n = Math.min(value.byteLength - offset, MULTIPART_PART_BYTES - filled);
+        part.set(value.subarray(offset, offset + n), filled);
+        filled += n;
+        offset += n;
+        if (filled === MULTIPART_PART_BYTES) {
+          upload ??= await bucket.createMultipartUpload(key, { httpMetadata });
+          parts.push(await upload.uploadPart(parts.length + 1, part));
+          part = new Uint8Array(MULTIPART_PART_BYTES);
+          filled = 0;
+        }
+      }
+    }
+    await writer.close();
+    if (!upload) {
+      await bucket.put(key, part.subarray(0, filled), { httpMetadata });
+    } else {
+      if (filled > 0) parts.push(await upload.uploadPart(parts.length + 1, part.subarray(0, filled)));
+      await upload.complete(parts);
+    }
+  } catch (e) {
+    await upload?.abort().catch(() => undefined);
+    throw e;
+  }
+  return { key, size, sha256: hex(await digest.digest) };
 }

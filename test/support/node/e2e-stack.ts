@@ -7,6 +7,8 @@ declare module "vitest" {
     apiUrl: string;
     runnerUrl: string;
     repohostUrl: string;
+    /** The directory the stack's dev mail sink writes e-mails to. */
+    outboxDir: string;
   }
 }
 
@@ -15,5 +17,6 @@ export default async function setup(project: TestProject) {
   project.provide("apiUrl", stack.apiUrl);
   project.provide("runnerUrl", stack.runnerUrl);
   project.provide("repohostUrl", stack.repohostUrl);
+  project.provide("outboxDir", stack.outboxDir);
   return () => stack.stop();
 }

@@ -1,7 +1,5 @@
 import { inject } from "vitest";
-import { mintDevToken } from "../../../scripts/lib/dev-identity";
-import { readDevVars } from "../../../scripts/lib/dev-vars";
-import { DEV_VARS } from "../../../scripts/lib/paths";
+import { mintLocalToken } from "../../../scripts/lib/local-token";
 
 let ipCounter = 0;
 /** A client IP of its own per test, so one test's rate limits never reach another. */
@@ -33,11 +31,5 @@ export async function api(path: string, opts: Call = {}): Promise<Response> {
 
 /** A session JWT from the dev identity provider (the same keys `npm run token` uses). */
 export async function devToken(claims: { sub: string; email?: string; role: string; org?: string; ttl?: string }) {
-  const vars = readDevVars(DEV_VARS);
-  return mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
-    email: `${claims.sub}@example.test`,
-    ...claims,
-    issuer: vars.AUTH_ISSUER,
-    audience: vars.AUTH_AUDIENCE,
-  });
+  return mintLocalToken({ email: `${claims.sub}@example.test`, ...claims });
 }

@@ -1,0 +1,161 @@
+import { and, count, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
+import { attemptAudience, OPEN_ATTEMPT_STATUSES, type AttemptAudience, type AttemptRecord, type AttemptStatus } from "../domain/attempts";
+import type { Caller } from "../http/auth";
+import { HttpError } from "../http/errors";
+import type { Database } from "./client";
+import { attempts, ideTokens, memberships } from "./schema";
+
+export type AttemptRow = typeof attempts.$inferSelect;
+
+export function attemptRecord(row: AttemptRow): AttemptRecord {
+  return {
+    id: row.id,
+    task_id: row.taskId,
+    organization_id: row.organizationId,
+    candidate_id: row.candidateId,
+    status: row.status,
+    time_limit_minutes: row.timeLimitMinutes,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    started_at: row.startedAt,
+    deadline_at: row.deadlineAt,
+    submitted_at: row.submittedAt,
+    auto_submitted: row.autoSubmitted,
+    score_id: row.scoreId,
+    submission: row.submission,
+  };
+}
+
+function columns(record: AttemptRecord, version: number) {
+  return {
+    status: record.status,
+    updatedAt: record.updated_at,
+    startedAt: record.started_at,
+    deadlineAt: record.deadline_at,
+    submittedAt: record.submitted_at,
+    autoSubmitted: record.auto_submitted,
+    scoreId: record.score_id,
+    submission: record.submission,
+    version,
+  };
+}
+
+/**
+ * The first write of an attempt. False when the candidate already has an open attempt on the
+ * task: the partial unique index decides, so two concurrent creations cannot both pass.
+ */
+export async function insertAttempt(db: Database, record: AttemptRecord, version: number): Promise<boolean> {
+  const inserted = await db
+    .insert(attempts)
+    .values({
+      id: record.id,
+      taskId: record.task_id,
+      organizationId: record.organization_id,
+      candidateId: record.candidate_id,
+      timeLimitMinutes: record.time_limit_minutes,
+      createdAt: record.created_at,
+      ...columns(record, version),
+    })
+    .onConflictDoNothing()
+    .returning({ id: attempts.id })
+    .all();
+  return inserted.length === 1;
+}
+
+/** Writes the object's state through, unless D1 already holds this version or a newer one. */
+export async function writeAttemptThrough(db: Database, record: AttemptRecord, version: number): Promise<void> {
+  await db
+    .update(attempts)
+    .set(columns(record, version))
+    .where(and(eq(attempts.id, record.id), lt(attempts.version, version)));
+}
+
+export async function findOpenAttempt(
+  db: Database,
+  taskId: string,
+  candidateId: string,
+): Promise<Pick<AttemptRow, "id" | "status"> | undefined> {
+  return db
+    .select({ id: attempts.id, status: attempts.status })
+    .from(attempts)
+    .where(and(eq(attempts.taskId, taskId), eq(attempts.candidateId, candidateId), inArray(attempts.status, OPEN_ATTEMPT_STATUSES)))
+    .get();
+}
+
+/**
+ * The one visibility check on an attempt: its candidate and the staff of its organization
+ * see it; anyone else gets a 404, so an attempt's existence does not leak.
+ */
+export async function findVisibleAttempt(
+  db: Database,
+  caller: Caller,
+  attemptId: string,
+): Promise<{ attempt: AttemptRow; audience: Exclude<AttemptAudience, "none"> }> {
+  const row = await db
+    .select({ attempt: attempts, orgRole: memberships.role })
+    .from(attempts)
+    .leftJoin(memberships, and(eq(memberships.organizationId, attempts.organizationId), eq(memberships.userId, caller.user.id)))
+    .where(eq(attempts.id, attemptId))
+    .get();
+  const audience = row
+    ? attemptAudience({
+        isCandidate: row.attempt.candidateId === caller.user.id,
+        orgRole: row.orgRole ?? null,
+        platformAdmin: caller.isPlatformAdmin,
+      })
+    : "none";
+  if (!row || audience === "none") throw HttpError.notFound(`Attempt ${attemptId} not found`);
+  return { attempt: row.attempt, audience };
+}
+
+export interface AttemptFilter {
+  taskId?: string;
+  status?: AttemptStatus;
+}
+
+const STAFF_ROLES = ["interviewer", "orgadmin", "admin"] as const;
+
+/**
+ * Attempts a caller may list: their own, and all of the organizations where they are staff
+ * (every one for a platform admin).
+ */
+export function listableAttempts(db: Database, caller: Caller, filter: AttemptFilter): SQL | undefined {
+  const staffOrgs = db
+    .select({ id: memberships.organizationId })
+    .from(memberships)
+    .where(and(eq(memberships.userId, caller.user.id), inArray(memberships.role, STAFF_ROLES)));
+  return and(
+    caller.isPlatformAdmin ? undefined : or(eq(attempts.candidateId, caller.user.id), inArray(attempts.organizationId, staffOrgs)),
+    filter.taskId ? eq(attempts.taskId, filter.taskId) : undefined,
+    filter.status ? eq(attempts.status, filter.status) : undefined,
+  );
+}
+
+export async function countAttempts(db: Database, where: SQL | undefined): Promise<number> {
+  return (await db.select({ n: count() }).from(attempts).where(where).get())?.n ?? 0;
+}
+
+export async function attemptPage(db: Database, where: SQL | undefined, limit: number, offset: number): Promise<AttemptRow[]> {
+  return db.select().from(attempts).where(where).orderBy(desc(attempts.createdAt), desc(attempts.id)).limit(limit).offset(offset).all();
+}
+
+export type IdeTokenRow = typeof ideTokens.$inferSelect;
+
+/** An IDE token by its hash, with the candidate of its attempt. */
+export async function findIdeToken(db: Database, tokenHash: string): Promise<(IdeTokenRow & { candidateId: string }) | undefined> {
+  const row = await db
+    .select({ token: ideTokens, candidateId: attempts.candidateId })
+    .from(ideTokens)
+    .innerJoin(attempts, eq(attempts.id, ideTokens.attemptId))
+    .where(eq(ideTokens.tokenHash, tokenHash))
+    .get();
+  return row && { ...row.token, candidateId: row.candidateId };
+}
+
+export async function insertIdeToken(db: Database, token: { tokenHash: string; attemptId: string; expiresAt: string; createdAt: string }) {
+  await db.insert(ideTokens).values(token);
+}
+
+export async function revokeIdeTokenRow(db: Database, tokenHash: string, revokedAt: string): Promise<void> {
+  await db.update(ideTokens).set({ revokedAt }).where(and(eq(ideTokens.tokenHash, tokenHash), isNull(ideTokens.revokedAt)));
+}

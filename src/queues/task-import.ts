@@ -1,0 +1,64 @@
+import { database } from "../db/client";
+import { findTask } from "../db/tasks";
+import { IMPORT_ATTEMPTS, importRetryDelaySeconds } from "../domain/tasks";
+import type { Env } from "../env";
+import { RepoHostError } from "../services/repohost/errors";
+import { failTask, importTask, repoHostFailureReason, TaskImportFailure } from "../services/tasks/import";
+
+export const TASK_IMPORT_QUEUE = "task-import";
+export const TASK_IMPORT_DEAD_LETTERS = "task-import-dlq";
+
+export interface TaskImportMessage {
+  task_id: string;
+}
+
+function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown>): void {
+  const line = JSON.stringify({ level, msg, ...fields });
+  if (level === "error") console.error(line);
+  else console.log(line);
+}
+
+async function handle(message: Message<TaskImportMessage>, env: Env): Promise<void> {
+  const taskId = message.body.task_id;
+  const db = database(env.DB);
+  try {
+    await importTask(env, taskId);
+    message.ack();
+  } catch (e) {
+    const task = await findTask(db, taskId);
+    if (!task) return message.ack();
+    if (e instanceof TaskImportFailure) {
+      await failTask(db, taskId, e.message);
+      return message.ack();
+    }
+    if (e instanceof RepoHostError && !e.retryable) {
+      await failTask(db, taskId, repoHostFailureReason(e, task));
+      return message.ack();
+    }
+    const detail = e instanceof Error ? e.message : String(e);
+    if (message.attempts >= IMPORT_ATTEMPTS) {
+      log("error", "task import: giving up", { task_id: taskId, attempt: message.attempts, error: detail });
+      const what = e instanceof RepoHostError ? `the repo host kept failing (${detail})` : `an internal error (${detail})`;
+      await failTask(db, taskId, `The import failed after ${message.attempts} attempts because of ${what}; import the pull request again later.`);
+      return message.ack();
+    }
+    const retryAfter = e instanceof RepoHostError ? e.retryAfterSeconds : undefined;
+    const delaySeconds = importRetryDelaySeconds(message.attempts, retryAfter, Number(env.TASK_IMPORT_RETRY_BASE_SECONDS ?? 5));
+    log("warn", "task import: retrying", { task_id: taskId, attempt: message.attempts, delay_s: delaySeconds, error: detail });
+    message.retry({ delaySeconds });
+  }
+}
+
+/** Consumer of `task-import`: one import step per message, retried with backoff through the queue. */
+export async function consumeTaskImports(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
+  await Promise.all(batch.messages.map((m) => handle(m, env)));
+}
+
+/** Messages that failed past the queue's retries: the task ends FAILED instead of IMPORTING forever. */
+export async function consumeTaskImportDeadLetters(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
+  const db = database(env.DB);
+  for (const message of batch.messages) {
+    await failTask(db, message.body.task_id, "The import could not be completed; import the pull request again.");
+    message.ack();
+  }
+}

@@ -1,0 +1,352 @@
+import { and, count, desc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { database } from "../db/client";
+import { memberships, taskAssignments, tasks } from "../db/schema";
+import { findVisibleTask, type TaskRow } from "../db/tasks";
+import { parsePullRequestUrl } from "../domain/pr-url";
+import { DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, taskAudience, type TaskAudience } from "../domain/tasks";
+import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
+import { ErrorSchema, HttpError, json } from "../http/errors";
+import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
+import { failTask } from "../services/tasks/import";
+import { enterpriseHosts } from "../services/tasks/repo-hosts";
+import { OrgIdParam } from "./organizations";
+import type { RouteTable } from "./table";
+
+const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a task id") });
+
+const Tag = z.string().trim().min(1).max(50).regex(/^[^\s,][^,]*$/, "a tag has no commas and does not start with a space");
+const Tags = z
+  .array(Tag)
+  .max(20)
+  .transform((tags) => [...new Set(tags)])
+  .describe("Up to 20 tags of 1–50 characters; duplicates are dropped");
+const TimeLimit = z.number().int().min(5).max(1440).nullable().describe("Minutes a candidate has after starting; null for no limit");
+
+export const TaskSchema = z
+  .object({
+    task_id: z.string(),
+    organization_id: z.string(),
+    visibility: z.enum(TASK_VISIBILITIES),
+    tags: z.array(z.string()),
+    title: z.string(),
+    description: z.string(),
+    status: z.enum(TASK_STATUSES).describe("IMPORTING → PREPARING → VALIDATING → READY, or FAILED with failure_reason"),
+    failure_reason: z.string().nullable(),
+    language: z.string().nullable(),
+    test_framework: z.string().nullable(),
+    test_command: z.array(z.string()).nullable(),
+    time_limit_minutes: z.number().int().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    ready_at: z.string().nullable(),
+    archived_at: z.string().nullable(),
+    source: z
+      .object({
+        host: z.string(),
+        owner: z.string(),
+        repo: z.string(),
+        pr_number: z.number().int(),
+        pr_url: z.string(),
+        base_commit: z.string().nullable(),
+        head_commit: z.string().nullable(),
+      })
+      .optional()
+      .describe("Staff only"),
+    phases: z
+      .object({ preparing_at: z.string().nullable(), validating_at: z.string().nullable() })
+      .optional()
+      .describe("Staff only: when the snapshot was stored and when the environment was ready"),
+    fail_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests the solution makes pass"),
+    pass_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests that pass before and after"),
+  })
+  .meta({ id: "Task" });
+
+/**
+ * A task as its audience may see it: candidates never get the source pull request, the
+ * test lists or anything that leads to the solution or the hidden tests.
+ */
+export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">): z.infer<typeof TaskSchema> {
+  const view: z.infer<typeof TaskSchema> = {
+    task_id: task.id,
+    organization_id: task.organizationId,
+    visibility: task.visibility,
+    tags: task.tags,
+    title: task.title,
+    description: task.description,
+    status: task.status,
+    failure_reason: task.failureReason,
+    language: task.language,
+    test_framework: task.testFramework,
+    test_command: task.testCommand,
+    time_limit_minutes: task.timeLimitMinutes,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+    ready_at: task.readyAt,
+    archived_at: task.archivedAt,
+  };
+  if (audience !== "staff") return view;
+  return {
+    ...view,
+    source: {
+      host: task.sourceHost,
+      owner: task.sourceOwner,
+      repo: task.sourceRepo,
+      pr_number: task.prNumber,
+      pr_url: task.prUrl,
+      base_commit: task.baseSha,
+      head_commit: task.headSha,
+    },
+    phases: { preparing_at: task.preparingAt, validating_at: task.validatingAt },
+    fail_to_pass: task.failToPass,
+    pass_to_pass: task.passToPass,
+  };
+}
+
+function newTaskId(): string {
+  return `tsk_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+export class ImportPullRequest extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "Make a task from a pull request",
+    description:
+      "Returns at once with the task in status IMPORTING; the import runs asynchronously (poll GET /tasks/{task_id} " +
+      "with backoff until READY or FAILED). The URL must name a pull request on github.com or a configured GitHub " +
+      "Enterprise host; anything else is a 400 and nothing is fetched. A private repository needs a stored token " +
+      "(POST /repohost/user-token) first. Counts as an upload for rate limits.",
+    request: {
+      body: jsonContent(
+        z.strictObject({
+          pr_url: z.string().max(4096).describe("https://github.com/OWNER/REPO/pull/N"),
+          visibility: z.enum(TASK_VISIBILITIES).default("PRIVATE_ORG"),
+          organization_id: OrgIdParam.shape.org_id,
+          tags: Tags.default([]),
+        }),
+      ),
+    },
+    responses: {
+      "202": jsonResponse("Import started", TaskSchema),
+      "400": jsonResponse("Not a pull request URL of an allowed host", ErrorSchema),
+    },
+  };
+
+  async run({ env, caller }: SessionContext) {
+    const { body } = await this.getValidatedData<typeof this.schema>();
+    await caller.requireMember(body.organization_id, "interviewer");
+    const ref = parsePullRequestUrl(body.pr_url, enterpriseHosts(env));
+    if (!ref.ok) throw HttpError.badRequest(ref.reason);
+    const { host, apiBase, owner, repo, number, htmlUrl } = ref.value;
+    const db = database(env.DB);
+    const now = new Date().toISOString();
+    const task = await db
+      .insert(tasks)
+      .values({
+        id: newTaskId(),
+        organizationId: body.organization_id,
+        visibility: body.visibility,
+        tags: body.tags,
+        title: `${owner}/${repo}#${number}`,
+        status: "IMPORTING",
+        sourceHost: host,
+        sourceApiBase: apiBase,
+        sourceOwner: owner,
+        sourceRepo: repo,
+        prNumber: number,
+        prUrl: htmlUrl,
+        timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
+        createdBy: caller.user.id,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+      .get();
+    try {
+      await env.TASK_IMPORT.send({ task_id: task.id });
+    } catch (e) {
+      await failTask(db, task.id, "The import could not be queued; import the pull request again.");
+      throw e;
+    }
+    return json(taskView(task, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
+  }
+}
+
+export class ListTasks extends SessionEndpoint {
+  protected readonly role = "candidate";
+  schema = {
+    tags: ["tasks"],
+    summary: "Tasks the caller can see",
+    description:
+      "Interviewers and above see their organizations' tasks; candidates see tasks assigned to them and READY public " +
+      "tasks (never archived ones). Newest first.",
+    request: {
+      query: paginationQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+        tag: Tag.optional().describe("Only tasks with this tag"),
+        status: z.enum(TASK_STATUSES).optional(),
+        organization_id: OrgIdParam.shape.org_id.optional(),
+        archived: z.boolean().default(false).describe("Archived tasks instead of active ones"),
+      }),
+    },
+    responses: { "200": jsonResponse("A page of tasks", pageEnvelope(TaskSchema)) },
+  };
+
+  async run({ env, caller }: SessionContext) {
+    const { query } = await this.getValidatedData<typeof this.schema>();
+    const db = database(env.DB);
+    const uid = caller.user.id;
+    const staffRoles = ["interviewer", "orgadmin", "admin"] as const;
+    const visible: SQL | undefined = caller.isPlatformAdmin
+      ? undefined
+      : or(
+          inArray(memberships.role, staffRoles),
+          and(
+            isNull(tasks.archivedAt),
+            or(isNotNull(taskAssignments.userId), and(eq(tasks.visibility, "PUBLIC"), eq(tasks.status, "READY"))),
+          ),
+        );
+    const where = and(
+      visible,
+      query.archived ? isNotNull(tasks.archivedAt) : isNull(tasks.archivedAt),
+      query.status ? eq(tasks.status, query.status) : undefined,
+      query.organization_id ? eq(tasks.organizationId, query.organization_id) : undefined,
+      query.tag ? sql`EXISTS (SELECT 1 FROM json_each(${tasks.tags}) WHERE value = ${query.tag})` : undefined,
+    );
+    // The caller's membership of each task's organization and assignment to it, as findVisibleTask reads them.
+    const memberOn = and(eq(memberships.organizationId, tasks.organizationId), eq(memberships.userId, uid));
+    const assignedOn = and(eq(taskAssignments.taskId, tasks.id), eq(taskAssignments.userId, uid));
+    return paginate(
+      query,
+      async () =>
+        (
+          await db
+            .select({ n: count() })
+            .from(tasks)
+            .leftJoin(memberships, memberOn)
+            .leftJoin(taskAssignments, assignedOn)
+            .where(where)
+            .get()
+        )?.n ?? 0,
+      async (limit, offset) => {
+        const rows = await db
+          .select({ task: tasks, orgRole: memberships.role, assigned: taskAssignments.userId })
+          .from(tasks)
+          .leftJoin(memberships, memberOn)
+          .leftJoin(taskAssignments, assignedOn)
+          .where(where).orderBy(desc(tasks.createdAt), desc(tasks.id)).limit(limit).offset(offset).all();
+        return rows.map(({ task, orgRole, assigned }) => {
+          const audience = taskAudience({
+            visibility: task.visibility,
+            status: task.status,
+            archived: task.archivedAt !== null,
+            orgRole: orgRole ?? null,
+            platformAdmin: caller.isPlatformAdmin,
+            assignedToCaller: assigned !== null,
+          });
+          return taskView(task, audience === "staff" ? "staff" : "candidate");
+        });
+      },
+    );
+  }
+}
+
+export class GetTask extends SessionEndpoint {
+  protected readonly role = "candidate";
+  schema = {
+    tags: ["tasks"],
+    summary: "One task",
+    description: "404 for a task the caller cannot see. Candidates get the candidate view (no source, no test lists).",
+    request: { params: TaskIdParam },
+    responses: { "200": jsonResponse("The task", TaskSchema), "404": jsonResponse("No such task, or not visible", ErrorSchema) },
+  };
+
+  async run({ env, caller }: SessionContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const { task, audience } = await findVisibleTask(database(env.DB), caller, params.task_id);
+    return taskView(task, audience);
+  }
+}
+
+/** Loads a task for a change by its organization's staff (interviewer or higher there). */
+async function taskForStaff(ctx: SessionContext, taskId: string): Promise<TaskRow> {
+  const { task } = await findVisibleTask(database(ctx.env.DB), ctx.caller, taskId);
+  await ctx.caller.requireMember(task.organizationId, "interviewer");
+  return task;
+}
+
+export class PatchTask extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "Change a task's title, description, tags, time limit or visibility",
+    request: {
+      params: TaskIdParam,
+      body: jsonContent(
+        z
+          .strictObject({
+            title: z.string().trim().min(1).max(300).optional(),
+            description: z.string().max(20_000).optional(),
+            tags: Tags.optional(),
+            time_limit_minutes: TimeLimit.optional(),
+            visibility: z.enum(TASK_VISIBILITIES).optional(),
+          })
+          .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" }),
+      ),
+    },
+    responses: { "200": jsonResponse("The task", TaskSchema) },
+  };
+
+  async run(ctx: SessionContext) {
+    const { params, body } = await this.getValidatedData<typeof this.schema>();
+    const task = await taskForStaff(ctx, params.task_id);
+    const updated = await database(ctx.env.DB)
+      .update(tasks)
+      .set({
+        ...(body.title !== undefined && { title: body.title }),
+        ...(body.description !== undefined && { description: body.description }),
+        ...(body.tags !== undefined && { tags: body.tags }),
+        ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
+        ...(body.visibility !== undefined && { visibility: body.visibility }),
+        updatedAt: new Date().toISOString(),
+      })
+      .where(eq(tasks.id, task.id))
+      .returning()
+      .get();
+    return taskView(updated, "staff");
+  }
+}
+
+export class ArchiveTask extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "Archive a task",
+    description:
+      "An archived task is hidden from candidates and from the default task list, and takes no new attempts or " +
+      "invitations; attempts already made keep working. Archiving twice changes nothing.",
+    request: { params: TaskIdParam },
+    responses: { "200": jsonResponse("The archived task", TaskSchema) },
+  };
+
+  async run(ctx: SessionContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const task = await taskForStaff(ctx, params.task_id);
+    const now = new Date().toISOString();
+    const updated = await database(ctx.env.DB)
+      .update(tasks)
+      .set({ archivedAt: sql`COALESCE(${tasks.archivedAt}, ${now})`, updatedAt: now })
+      .where(eq(tasks.id, task.id))
+      .returning()
+      .get();
+    return taskView(updated, "staff");
+  }
+}
+
+export const taskRoutes: RouteTable = [
+  ["POST", "/tasks/import-pr", ImportPullRequest],
+  ["GET", "/tasks", ListTasks],
+  ["GET", "/tasks/:task_id", GetTask],
+  ["PATCH", "/tasks/:task_id", PatchTask],
+  ["POST", "/tasks/:task_id/archive", ArchiveTask],
+];

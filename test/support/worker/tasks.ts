@@ -1,0 +1,78 @@
+import { env } from "cloudflare:workers";
+import { inject } from "vitest";
+import { database } from "../../../src/db/client";
+import { tasks } from "../../../src/db/schema";
+import { findTask, type TaskRow } from "../../../src/db/tasks";
+import { call, sessionToken, uniqueSubject } from "./client";
+
+/** A pull request URL on the dev repo host that the integration suite starts. */
+export function prUrl(repo: string, number: number): string {
+  return `${inject("repohostUrl")}/${repo}/pull/${number}`;
+}
+
+export async function interviewerOf(org: string): Promise<string> {
+  return sessionToken({ sub: uniqueSubject("interviewer"), role: "interviewer", org_id: org });
+}
+
+export async function importPr(token: string, org: string, url: string, extra: Record<string, unknown> = {}) {
+  return call("/api/v1/tasks/import-pr", {
+    method: "POST",
+    token,
+    body: { pr_url: url, visibility: "PRIVATE_ORG", organization_id: org, tags: [], ...extra },
+  });
+}
+
+/** Polls the task's row until `done` holds (queue deliveries arrive within about a second). */
+export async function taskUntil(taskId: string, done: (t: TaskRow) => boolean, timeoutMs = 20_000): Promise<TaskRow> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const task = await findTask(database(env.DB), taskId);
+    if (task && done(task)) return task;
+    if (Date.now() > deadline) throw new Error(`task ${taskId} is ${task?.status} (${task?.failureReason}) after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A READY task row as the import pipeline leaves it, for tests of what comes after import. */
+export async function insertReadyTask(org: string, overrides: Partial<TaskRow> = {}): Promise<TaskRow> {
+  const db = database(env.DB);
+  const creator = await env.DB.prepare("SELECT id FROM users LIMIT 1").first<{ id: string }>();
+  if (!creator) throw new Error("insertReadyTask needs one user: call the API with a token first");
+  await env.DB.prepare("INSERT OR IGNORE INTO organizations (id, name, plan_id) VALUES (?, ?, 'free')").bind(org, org).run();
+  const id = `tsk_${crypto.randomUUID().replaceAll("-", "")}`;
+  const now = new Date().toISOString();
+  return db
+    .insert(tasks)
+    .values({
+      id,
+      organizationId: org,
+      visibility: "PRIVATE_ORG",
+      tags: [],
+      title: "Add maxLength to slugify",
+      description: "A feature",
+      status: "READY",
+      sourceHost: "github.com",
+      sourceApiBase: "https://api.github.com",
+      sourceOwner: "acme",
+      sourceRepo: "slugify",
+      prNumber: 7,
+      prUrl: "https://github.com/acme/slugify/pull/7",
+      baseSha: "a".repeat(40),
+      headSha: "b".repeat(40),
+      language: "javascript",
+      testFramework: "node-test",
+      testCommand: ["node", "--test"],
+      timeLimitMinutes: 90,
+      failToPass: ["slugify::cuts"],
+      passToPass: ["slugify::keeps"],
+      testFiles: ["test/slugify.test.js"],
+      snapshotSha256: "c".repeat(64),
+      createdBy: creator.id,
+      createdAt: now,
+      updatedAt: now,
+      readyAt: now,
+      ...overrides,
+    })
+    .returning()
+    .get();
+}
