@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
+import { defaultLintModules } from "./tools";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 /**
@@ -26,6 +27,7 @@ const envSchema = z.object({
   RUNNER_UNSAFE_NO_SANDBOX: flag,
   RUNNER_NPM_REGISTRY: z.url().default("https://registry.npmjs.org/"),
   RUNNER_PIP_INDEX_URL: z.url().default("https://pypi.org/simple"),
+  RUNNER_LINT_MODULES: z.string().min(1).optional(),
 });
 
 export interface RunnerConfig {
@@ -40,6 +42,8 @@ export interface RunnerConfig {
   pipIndexUrl: string;
   /** Node binary made visible inside the sandbox as /opt/node/bin/node. */
   nodeBinary: string;
+  /** node_modules directory holding eslint, @eslint/js, typescript-eslint and typescript for lint jobs. */
+  lintModules: string | null;
   /** First uid of the per-slot sandbox users, used when the runner itself runs as root. */
   sandboxUidBase: number;
   /** Largest snapshot or environment archive the runner downloads. */
@@ -66,6 +70,7 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
     npmRegistry: "https://registry.npmjs.org/",
     pipIndexUrl: "https://pypi.org/simple",
     nodeBinary: process.execPath,
+    lintModules: defaultLintModules(),
     sandboxUidBase: 61000,
     maxDownloadBytes: 1024 ** 3,
     jobMemoryMs: 3_600_000,
@@ -92,5 +97,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     unsafeNoSandbox: e.RUNNER_UNSAFE_NO_SANDBOX,
     npmRegistry: e.RUNNER_NPM_REGISTRY,
     pipIndexUrl: e.RUNNER_PIP_INDEX_URL,
+    ...(e.RUNNER_LINT_MODULES ? { lintModules: resolve(e.RUNNER_LINT_MODULES) } : {}),
   });
 }

@@ -1,9 +1,10 @@
 import { readdir } from "node:fs/promises";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { z } from "zod";
 import type { Framework, Job } from "./job-schema";
+import type { CoverageDetail } from "./reports";
 import { UnsafeInputError } from "./safe-path";
-import { readRegularFile } from "./workspace-fs";
+import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
 const packageJsonSchema = z.looseObject({
   scripts: z.record(z.string(), z.string()).optional(),
@@ -87,15 +88,19 @@ export interface TestPlan {
   command: string[];
   /** The command with report (and coverage) options added, as it is run. */
   argv: string[];
+  /** Per-line coverage to report, for coverage jobs. */
+  coverage: CoverageDetail;
 }
 
 export interface ReportPaths {
   junit: string;
   lcov: string;
+  /** coverage.py settings used instead of the repository's (which could omit files). */
+  coverageConfig: string;
 }
 
 /** Chooses framework and command: the job's explicit settings win over what the repository suggests. */
-export async function planTests(workspace: string, spec: Job["test"], reports: ReportPaths): Promise<TestPlan> {
+export async function planTests(workspace: string, spec: Job["test"], reports: ReportPaths, coverageFiles: string[] = []): Promise<TestPlan> {
   const framework =
     (spec.framework !== "auto" ? spec.framework : null) ??
     (spec.command ? frameworkOfCommand(spec.command) : null) ??
@@ -108,13 +113,21 @@ export async function planTests(workspace: string, spec: Job["test"], reports: R
     );
   }
   const command = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(await readPackageJson(workspace)) ?? ["--test"])] : ["python3", "-m", "pytest"]);
-  return { framework, command, argv: instrument(framework, command, reports, spec.coverage) };
+  const detail = spec.coverage ? await coverageTargets(workspace, framework, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
+  return {
+    framework,
+    command,
+    argv: instrument(framework, command, reports, spec.coverage, detail.dirs),
+    coverage: { files: spec.coverage ? coverageFiles : [], unloaded: detail.unloaded },
+  };
 }
 
-function instrument(framework: Framework, command: string[], reports: ReportPaths, coverage: boolean): string[] {
+function instrument(framework: Framework, command: string[], reports: ReportPaths, coverage: boolean, coverageDirs: string[]): string[] {
   if (framework === "pytest") {
     const extra = [`--junitxml=${reports.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider"];
-    if (coverage) extra.push("--cov=.", `--cov-report=lcov:${reports.lcov}`);
+    if (coverage) {
+      extra.push("--cov=.", ...coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${reports.coverageConfig}`, `--cov-report=lcov:${reports.lcov}`);
+    }
     return [...command, ...extra];
   }
   const [exe, ...rest] = command;
@@ -124,5 +137,51 @@ function instrument(framework: Framework, command: string[], reports: ReportPath
     "--test-reporter=junit", `--test-reporter-destination=${reports.junit}`,
   ];
   if (coverage) extra.push("--experimental-test-coverage", "--test-reporter=lcov", `--test-reporter-destination=${reports.lcov}`);
-  return [exe as string, ...extra, ...rest];
+  return [exe as string, ...extra, ...(coverage ? withoutCoverageFilters(rest) : rest)];
+}
+
+/**
+ * Drops node's --test-coverage-include/-exclude (and thresholds), which a repository's test
+ * script could use to leave the candidate's files out of the measurement.
+ */
+function withoutCoverageFilters(args: string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (!arg.startsWith("--test-coverage-")) kept.push(arg);
+    else if (!arg.includes("=")) i++;
+  }
+  return kept;
+}
+
+const NODE_SOURCE = /\.(c|m)?js$/;
+const COUNTED_FILE_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * What the framework needs to report the job's coverage_files even when the tests never
+ * load them. pytest-cov reports unimported files only from its source directories (and
+ * only inside packages), so each requested file's directory becomes one. node reports only
+ * files it loaded; the line count of the others (every line, as node counts) is read now,
+ * before any candidate code has run in the workspace.
+ */
+async function coverageTargets(workspace: string, framework: Framework, files: string[]): Promise<{ dirs: string[]; unloaded: Map<string, number> }> {
+  const dirs = new Set<string>();
+  const unloaded = new Map<string, number>();
+  for (const file of files) {
+    if (framework === "pytest" && file.endsWith(".py")) {
+      const dir = posix.dirname(file);
+      if (dir !== "." && (await lstatNoLinks(workspace, dir))?.isDirectory()) dirs.add(dir);
+    } else if (framework === "node-test" && NODE_SOURCE.test(file) && !file.split("/").includes("node_modules")) {
+      if (!(await lstatNoLinks(workspace, file))?.isFile()) continue;
+      const content = await readRegularFile(join(workspace, file), COUNTED_FILE_MAX_BYTES);
+      if (content) unloaded.set(file, lineCount(content));
+    }
+  }
+  return { dirs: [...dirs], unloaded };
+}
+
+function lineCount(content: Buffer): number {
+  let lines = 0;
+  for (const byte of content) if (byte === 0x0a) lines++;
+  return content.length > 0 && content[content.length - 1] !== 0x0a ? lines + 1 : lines;
 }

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lstat, mkdir, readdir, readFile, rename, rm, stat, symlink } from "node:fs/promises";
@@ -8,13 +7,15 @@ import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
-import type { Callback, Job, TestResult } from "./job-schema";
+import type { Callback, Job, LintReport, TestResult } from "./job-schema";
 import type { Logger } from "./log";
 import { tail } from "./output-capture";
 import { applyPatch } from "./patches";
-import { countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
+import { type CoverageDetail, countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxResult } from "./sandbox";
+import { type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
 import { TransferError, upload } from "./transfer";
 import { deleteWorkspacePath, readRegularFile, writeWorkspaceFile } from "./workspace-fs";
 
@@ -77,11 +78,13 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     }
     for (const [i, diff] of job.patches.entries()) await applyPatch(workspace, diff, jobDir, i);
     if (signal.aborted) throw new UnsafeInputError(SHUTDOWN_REASON);
+    const lintInput = job.kind === "test" && job.lint ? await stageLintFiles(workspace, job.lint.files, join(jobDir, "lint-ws")) : null;
 
     const unsafe = ctx.sandbox.unsafe;
-    const inside = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary) } : SANDBOX_PATHS;
+    const inside: SandboxPaths = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
     await mountEnvironment(workspace, mounts, unsafe);
-    const plan = await planTests(workspace, job.test, { junit: `${inside.output}/junit.xml`, lcov: `${inside.output}/lcov.info` }).catch((err: unknown) => {
+    const reports = { junit: `${inside.output}/junit.xml`, lcov: `${inside.output}/lcov.info`, coverageConfig: `${inside.toolsDir}/coveragerc` };
+    const plan = await planTests(workspace, job.test, reports, job.coverage_files).catch((err: unknown) => {
       if (job.kind === "prepare" && err instanceof UnsafeInputError) return null;
       throw err;
     });
@@ -110,7 +113,18 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       result.artifacts.log = await tryUpload(job.uploads.log, Buffer.from("nothing to install\n"), "text/plain; charset=utf-8", ctx, job);
     }
     if (job.kind === "prepare") await finishPrepare(job, ctx, run, workspace, jobDir, result);
-    else await finishTest(job, ctx, run as SandboxResult, output, inside.workspace, result);
+    else await finishTest(job, ctx, run as SandboxResult, output, inside.workspace, (plan as TestPlan).coverage, result);
+    if (lintInput && job.lint) {
+      const finished = run && run.killedFor !== "aborted" && !run.spawnError;
+      result.lint = finished
+        ? await lintStaged(job.lint.files, lintInput, ctx, jobDir, slot, signal).catch((err: unknown) => {
+            ctx.log("lint_failed", { job_id: job.job_id, error: reasonOf(err) });
+            return null;
+          })
+        : null;
+      if (signal.aborted) throw new UnsafeInputError(SHUTDOWN_REASON);
+      if (result.lint?.error) ctx.log("lint_failed", { job_id: job.job_id, error: result.lint.error });
+    }
   } catch (err) {
     result.status = "ERROR";
     result.reason = reasonOf(err);
@@ -125,7 +139,9 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   return result;
 }
 
-async function finishTest(job: Job, ctx: ExecutionContext, run: SandboxResult, output: string, insideWorkspace: string, result: Callback): Promise<void> {
+async function finishTest(
+  job: Job, ctx: ExecutionContext, run: SandboxResult, output: string, insideWorkspace: string, coverage: CoverageDetail, result: Callback,
+): Promise<void> {
   const junit = await readRegularFile(join(output, "junit.xml"), REPORT_MAX_BYTES);
   let tests: TestResult[] = [];
   let reportProblem: string | null = null;
@@ -142,7 +158,7 @@ async function finishTest(job: Job, ctx: ExecutionContext, run: SandboxResult, o
   result.counts = countResults(tests);
   if (job.test.coverage) {
     const lcov = await readRegularFile(join(output, "lcov.info"), REPORT_MAX_BYTES);
-    result.coverage = lcov ? parseLcov(lcov.toString("utf8"), insideWorkspace) : null;
+    result.coverage = lcov ? parseLcov(lcov.toString("utf8"), insideWorkspace, coverage) : null;
   }
   const exit = run.exitCode === null ? `signal ${run.signal ?? "unknown"}` : `exit code ${run.exitCode}`;
   if (run.killedFor === "aborted") [result.status, result.reason] = ["ERROR", SHUTDOWN_REASON];
@@ -186,6 +202,19 @@ async function finishPrepare(job: Job, ctx: ExecutionContext, run: SandboxResult
   result.environment = { sha256, size };
 }
 
+/** Lints the copies staged before the tests, in a sandbox run of its own (no network, fixed limits). */
+async function lintStaged(order: string[], input: LintInput, ctx: ExecutionContext, jobDir: string, slot: number, signal: AbortSignal): Promise<LintReport> {
+  const output = join(jobDir, "lint-out");
+  await mkdir(output, { mode: 0o755 });
+  const owner = ctx.sandbox.ownerFor(slot);
+  if (owner) await chownTree([output], owner);
+  const unsafe = ctx.sandbox.unsafe;
+  const inside = unsafe ? { output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
+  return runLint(input, order, inside, output, ctx.sandbox.eslintProblem, (command, env) =>
+    ctx.sandbox.run({ workspace: input.dir, output, readOnlyMounts: [], network: false, command, env, limits: LINT_LIMITS, slot, signal }),
+  );
+}
+
 /** Fixed shell text only; nothing from the job is interpolated into it. */
 async function prepareCommand(workspace: string): Promise<string[] | null> {
   const steps: string[] = [];
@@ -203,7 +232,7 @@ async function prepareCommand(workspace: string): Promise<string[] | null> {
   return steps.length === 0 ? null : ["/bin/sh", "-c", `set -e\n${steps.join("\n")}`];
 }
 
-function sandboxEnv(config: RunnerConfig, job: Job, inside: { workspace: string; output: string; nodeBinDir: string }): Record<string, string> {
+function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${inside.workspace}/.venv/bin:${inside.workspace}/node_modules/.bin:${inside.nodeBinDir}:/usr/bin:/bin:/usr/local/bin`,
     HOME: "/tmp",
@@ -255,16 +284,6 @@ async function removeTree(path: string): Promise<void> {
     await runTool("chmod", ["-R", "u+rwX", path]).catch(() => undefined);
     await rm(path, { recursive: true, force: true }).catch(() => undefined);
   }
-}
-
-function runTool(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "ignore", "pipe"], env: { PATH: "/usr/bin:/bin", LANG: "C" } });
-    let stderr = "";
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8").slice(0, 2000)));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} failed: ${stderr.trim()}`))));
-  });
 }
 
 async function tryUpload(url: string, body: Buffer, type: string, ctx: ExecutionContext, job: Job): Promise<boolean> {

@@ -4,10 +4,25 @@ import { checkRelativePath } from "./safe-path";
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
 const httpUrl = z.url({ protocol: /^https?$/ });
 
+/** Most files a job may name in `coverage_files` or `lint.files`. */
+export const MAX_REPORTED_FILES = 200;
+
 const relativePath = z.string().superRefine((value, ctx) => {
   const verdict = checkRelativePath(value);
   if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
 });
+
+/** A workspace file the job names for reporting; normalized so it matches report paths. */
+const reportedPath = z.string().transform((value, ctx) => {
+  const verdict = checkRelativePath(value);
+  if (verdict.ok) return verdict.path;
+  ctx.addIssue({ code: "custom", message: verdict.reason });
+  return z.NEVER;
+});
+const reportedPaths = z
+  .array(reportedPath)
+  .max(MAX_REPORTED_FILES)
+  .transform((paths) => [...new Set(paths)]);
 
 const fileUpsert = z.strictObject({
   path: relativePath,
@@ -42,6 +57,8 @@ export const jobSchema = z
         coverage: z.boolean().default(false),
       })
       .default({ framework: "auto", command: null, coverage: false }),
+    coverage_files: reportedPaths.default([]),
+    lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),
     uploads: z.strictObject({ junit: httpUrl, log: httpUrl, environment: httpUrl.optional() }),
     callback_url: httpUrl,
@@ -76,12 +93,43 @@ export interface Counts {
   errored: number;
 }
 
+export interface CoverageFile {
+  file: string;
+  lines_total: number;
+  lines_covered: number;
+  /** Only for the job's `coverage_files`: instrumented lines that ran, ascending. */
+  lines_hit?: number[];
+  /** Only for the job's `coverage_files`: instrumented lines that never ran, ascending. */
+  lines_missed?: number[];
+  /** Set when the per-line lists were left out to keep the callback small. */
+  lines_truncated?: boolean;
+}
+
 export interface CoverageSummary {
   format: "lcov";
   lines_total: number;
   lines_covered: number;
   percent: number;
-  files: Array<{ file: string; lines_total: number; lines_covered: number }>;
+  files: CoverageFile[];
+}
+
+export interface LintFinding {
+  file: string;
+  line: number;
+  column: number;
+  rule: string;
+  message: string;
+  severity: "error" | "warning";
+}
+
+export interface LintReport {
+  /** The linters the files needed, joined with "+": "eslint", "pyflakes", "eslint+pyflakes" or "none". */
+  tool: string;
+  files_checked: number;
+  findings: LintFinding[];
+  truncated: boolean;
+  /** Why a linter could not run (its findings are then missing), or null. */
+  error: string | null;
 }
 
 export interface Callback {
@@ -100,4 +148,5 @@ export interface Callback {
   environment: { sha256: string; size: number } | null;
   artifacts: { junit: boolean; log: boolean };
   coverage?: CoverageSummary | null;
+  lint?: LintReport | null;
 }

@@ -1,5 +1,5 @@
 import { XMLParser } from "fast-xml-parser";
-import type { Counts, CoverageSummary, TestResult, TestStatus } from "./job-schema";
+import type { Counts, CoverageFile, CoverageSummary, TestResult, TestStatus } from "./job-schema";
 
 type XmlNode = Record<string, unknown>;
 
@@ -109,24 +109,87 @@ export function countResults(tests: TestResult[]): Counts {
   return counts;
 }
 
+/** Per-line coverage the job asked for (`coverage_files`). */
+export interface CoverageDetail {
+  /** Workspace-relative files that get `lines_hit`/`lines_missed`, in the job's order. */
+  files: string[];
+  /**
+   * Line counts of requested files the framework reports only once loaded (node:test):
+   * one the tests never loaded is added with every line missed, as node would count it.
+   */
+  unloaded: Map<string, number>;
+}
+
+const NO_DETAIL: CoverageDetail = { files: [], unloaded: new Map() };
+const MAX_COVERAGE_FILES = 1000;
+/** Line numbers across all per-line lists of one callback (about 7 bytes each in JSON). */
+export const MAX_COVERAGE_LINE_NUMBERS = 200_000;
+
+interface LcovFile {
+  lines_total: number;
+  lines_covered: number;
+  /** Hit count per instrumented line; kept for requested files only. */
+  hits: Map<number, number> | null;
+  /** For an unloaded requested file: lines 1..n, all missed. */
+  missedThrough?: number;
+}
+
 /** Line coverage from an lcov tracefile (both node:test and pytest-cov write lcov). */
-export function parseLcov(text: string, workspacePrefix: string): CoverageSummary {
-  const files = new Map<string, { lines_total: number; lines_covered: number }>();
-  let current: string | null = null;
+export function parseLcov(text: string, workspacePrefix: string, detail: CoverageDetail = NO_DETAIL): CoverageSummary {
+  const wanted = new Set(detail.files);
+  const files = new Map<string, LcovFile>();
+  let current: LcovFile | null = null;
   for (const line of text.split("\n")) {
-    if (line.startsWith("SF:")) current = relativeTo(line.slice(3).trim(), workspacePrefix);
-    else if (current && line.startsWith("LF:")) files.set(current, { ...(files.get(current) ?? { lines_covered: 0 }), lines_total: Number(line.slice(3)) });
-    else if (current && line.startsWith("LH:")) files.set(current, { ...(files.get(current) ?? { lines_total: 0 }), lines_covered: Number(line.slice(3)) });
-    else if (line.startsWith("end_of_record")) current = null;
+    if (line.startsWith("SF:")) {
+      const file = relativeTo(line.slice(3).trim(), workspacePrefix);
+      current = files.get(file) ?? { lines_total: 0, lines_covered: 0, hits: wanted.has(file) ? new Map() : null };
+      files.set(file, current);
+    } else if (!current) continue;
+    else if (line.startsWith("LF:")) current.lines_total = Number(line.slice(3));
+    else if (line.startsWith("LH:")) current.lines_covered = Number(line.slice(3));
+    else if (line.startsWith("DA:") && current.hits) {
+      // DA:<line>,<hits>[,<checksum>]
+      const [lineNo = Number.NaN, count = 0] = line.slice(3).split(",").map(Number);
+      if (Number.isSafeInteger(lineNo) && lineNo > 0) current.hits.set(lineNo, Math.max(current.hits.get(lineNo) ?? 0, count || 0));
+    } else if (line.startsWith("end_of_record")) current = null;
   }
-  const list = [...files].map(([file, f]) => ({ file, ...f }));
+  for (const [file, lines] of detail.unloaded) {
+    if (!files.has(file) && lines > 0) files.set(file, { lines_total: lines, lines_covered: 0, hits: null, missedThrough: lines });
+  }
+
+  let budget = MAX_COVERAGE_LINE_NUMBERS;
+  const entries = new Map<string, CoverageFile>();
+  for (const [file, f] of files) entries.set(file, { file, lines_total: f.lines_total, lines_covered: f.lines_covered });
+  for (const file of detail.files) {
+    const f = files.get(file);
+    const entry = entries.get(file);
+    if (!f || !entry) continue;
+    const size = f.missedThrough ?? f.hits?.size ?? 0;
+    if (size > budget) {
+      entry.lines_truncated = true;
+      continue;
+    }
+    budget -= size;
+    if (f.missedThrough !== undefined) {
+      entry.lines_hit = [];
+      entry.lines_missed = Array.from({ length: f.missedThrough }, (_, i) => i + 1);
+    } else {
+      const sorted = [...(f.hits ?? [])].sort((a, b) => a[0] - b[0]);
+      entry.lines_hit = sorted.filter(([, n]) => n > 0).map(([l]) => l);
+      entry.lines_missed = sorted.filter(([, n]) => n === 0).map(([l]) => l);
+    }
+  }
+
+  const list = [...entries.values()];
   const total = list.reduce((s, f) => s + f.lines_total, 0);
   const covered = list.reduce((s, f) => s + f.lines_covered, 0);
+  // Requested files always stay; the others fill the list up to its cap in report order.
+  let others = MAX_COVERAGE_FILES - list.filter((f) => wanted.has(f.file)).length;
   return {
     format: "lcov",
     lines_total: total,
     lines_covered: covered,
     percent: total === 0 ? 0 : Math.round((covered / total) * 10_000) / 100,
-    files: list.slice(0, 1000),
+    files: list.filter((f) => wanted.has(f.file) || others-- > 0),
   };
 }

@@ -9,6 +9,7 @@ import type { Callback, Job } from "./job-schema";
 import type { Logger } from "./log";
 import { SlotPool } from "./pool";
 import { Sandbox } from "./sandbox";
+import { leaseUidBlock, type UidLease } from "./uid-lease";
 import { postSigned } from "./transfer";
 
 export interface Health {
@@ -31,6 +32,7 @@ export class RunnerService {
   private readonly aborts = new Map<string, AbortController>();
   private context: ExecutionContext | null = null;
   private closing = false;
+  private uidLease: UidLease | null = null;
 
   constructor(
     private readonly config: RunnerConfig,
@@ -56,21 +58,27 @@ export class RunnerService {
     }
     await this.registry.init();
     await this.cache.init();
+    const needsUids = !this.config.unsafeNoSandbox && process.getuid?.() === 0;
+    this.uidLease = needsUids ? leaseUidBlock(this.config.sandboxUidBase) : null;
     const options = {
       bwrapPath: this.config.bwrapPath,
       nodeBinary: this.config.nodeBinary,
       workDir: this.config.workDir,
-      sandboxUidBase: this.config.sandboxUidBase,
+      sandboxUidBase: this.uidLease?.base ?? this.config.sandboxUidBase,
+      lintModules: this.config.lintModules,
     };
     let sandbox = new Sandbox({ ...options, unsafe: false });
     await sandbox.prepare();
     const probe = sandbox.probe();
     let problem: string | null = null;
     if (!probe.ok) {
-      if (this.config.unsafeNoSandbox) sandbox = new Sandbox({ ...options, unsafe: true });
-      else problem = `sandbox unavailable: ${probe.reason}`;
+      if (this.config.unsafeNoSandbox) {
+        sandbox = new Sandbox({ ...options, unsafe: true });
+        await sandbox.prepare();
+      } else problem = `sandbox unavailable: ${probe.reason}`;
       this.log("sandbox_refused", { reason: probe.reason, unsafe_mode: this.config.unsafeNoSandbox });
     }
+    if (sandbox.eslintProblem) this.log("eslint_unavailable", { reason: sandbox.eslintProblem });
     this.context = { config: this.config, sandbox, sandboxProblem: problem, cache: this.cache, log: this.log };
   }
 
@@ -105,6 +113,7 @@ export class RunnerService {
     this.pool.rejectWaiting(new Error(QUEUED_SHUTDOWN_REASON));
     for (const controller of this.aborts.values()) controller.abort();
     await Promise.allSettled([...this.inflight]);
+    this.uidLease?.release();
     this.log("runner_stopped");
   }
 

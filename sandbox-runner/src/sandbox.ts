@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import type { Limits } from "./job-schema";
 import { OutputCapture } from "./output-capture";
 import { killAllOwnedBy, treeUsage } from "./process-tree";
+import { prepareTools } from "./tools";
 import { diskUsage } from "./workspace-fs";
 
 /** Where things are as the sandboxed command sees them. */
@@ -12,9 +13,11 @@ export interface SandboxPaths {
   workspace: string;
   output: string;
   nodeBinDir: string;
+  /** Lint wrappers, the coverage config and ESLint's packages (see tools.ts), read-only. */
+  toolsDir: string;
 }
 
-export const SANDBOX_PATHS: SandboxPaths = { workspace: "/workspace", output: "/output", nodeBinDir: "/opt/node/bin" };
+export const SANDBOX_PATHS: SandboxPaths = { workspace: "/workspace", output: "/output", nodeBinDir: "/opt/node/bin", toolsDir: "/opt/assay" };
 
 export interface SandboxRun {
   /** Host directory mounted read-write as the workspace. */
@@ -50,6 +53,8 @@ export interface SandboxOptions {
   nodeBinary: string;
   workDir: string;
   sandboxUidBase: number;
+  /** node_modules directory ESLint's packages are copied from; null when there is none. */
+  lintModules: string | null;
   /** Run without bubblewrap; only ever set by RUNNER_UNSAFE_NO_SANDBOX=1. */
   unsafe: boolean;
 }
@@ -76,10 +81,15 @@ export class Sandbox {
    * bind sources as that user.
    */
   private readonly nodeBinary: string;
+  /** Host directory bound at SANDBOX_PATHS.toolsDir. */
+  readonly toolsDir: string;
+  /** Why ESLint cannot run in the sandbox, or null when it can; set by prepare(). */
+  eslintProblem: string | null = null;
 
   constructor(private readonly options: SandboxOptions) {
     this.etcDir = join(options.workDir, "sandbox-etc");
     this.nodeBinary = join(options.workDir, "sandbox-bin", "node");
+    this.toolsDir = join(options.workDir, "sandbox-tools");
   }
 
   get unsafe(): boolean {
@@ -101,6 +111,7 @@ export class Sandbox {
       await chmod(`${this.nodeBinary}.tmp`, 0o755);
       await rename(`${this.nodeBinary}.tmp`, this.nodeBinary);
     }
+    this.eslintProblem = await prepareTools(this.toolsDir, this.options.lintModules);
     await writeFile(join(this.etcDir, "passwd"), "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
     await writeFile(join(this.etcDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
     await writeFile(join(this.etcDir, "hosts"), "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n");
@@ -234,6 +245,7 @@ export class Sandbox {
       "--proc", "/proc", "--dev", "/dev",
       "--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp",
       "--ro-bind", this.nodeBinary, `${SANDBOX_PATHS.nodeBinDir}/node`,
+      "--ro-bind", this.toolsDir, SANDBOX_PATHS.toolsDir,
     );
     return args;
   }

@@ -1,4 +1,4 @@
-import { constants } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readdir, readlink, rm, unlink, writeFile } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { requireRelativePath, UnsafeInputError } from "./safe-path";
@@ -23,6 +23,21 @@ export async function readRegularFile(path: string, maxBytes: number): Promise<B
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * lstat of `rel` inside `root`, or null when it is missing or it or any parent is a symlink:
+ * files the runner reads for reports are taken only from the workspace's own tree.
+ */
+export async function lstatNoLinks(root: string, rel: string): Promise<Stats | null> {
+  let current = root;
+  let stat: Stats | null = null;
+  for (const part of rel.split("/")) {
+    current = join(current, part);
+    stat = await lstat(current).catch(() => null);
+    if (!stat || stat.isSymbolicLink()) return null;
+  }
+  return stat;
 }
 
 /** Creates the parent directories of `rel` inside `root`, refusing to pass through a symlink. */

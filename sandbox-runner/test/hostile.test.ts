@@ -155,15 +155,16 @@ describe("hostile jobs are contained", () => {
     const marker = `assay-escape-${process.pid}`;
     const cb = await h.run(
       h.job(jobId("write"), nodeTest(`
-        const targets = ["/usr/${marker}", "/etc/${marker}", "/opt/node/bin/${marker}", "/${marker}", "/proc/${marker}", ${JSON.stringify(join(h.workDir, marker))}];
+        const targets = ["/usr/${marker}", "/etc/${marker}", "/opt/node/bin/${marker}", "/opt/assay/${marker}", "/${marker}", "/proc/${marker}", ${JSON.stringify(join(h.workDir, marker))}];
         for (const t of targets) test("write " + t, () => assert.throws(() => fs.writeFileSync(t, "x")));
         test("write the node binary", () => assert.throws(() => fs.appendFileSync("/opt/node/bin/node", "x")));
+        test("rewrite the linter", () => assert.throws(() => fs.appendFileSync("/opt/assay/eslint-report.mjs", "x")));
         test("workspace and /tmp are writable", () => { fs.writeFileSync("ok.txt", "x"); fs.writeFileSync("/tmp/ok.txt", "x"); });
       `)),
     );
     expect(cb.status).toBe("SUCCEEDED");
     expect(cb.tests.filter((t) => t.status !== "passed")).toEqual([]);
-    expect(cb.counts).toMatchObject({ total: 8, passed: 8 });
+    expect(cb.counts).toMatchObject({ total: 10, passed: 10 });
     expect(existsSync(`/usr/${marker}`) || existsSync(join(h.workDir, marker))).toBe(false);
   });
 

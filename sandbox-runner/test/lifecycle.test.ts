@@ -125,9 +125,11 @@ describe("without bubblewrap", () => {
     const h = await startHarness({ sandboxUidBase: 62700, bwrapPath: "/nonexistent/bwrap", unsafeNoSandbox: true });
     try {
       expect(h.runner.health().sandbox.isolation).toBe("none (unsafe dev mode)");
-      const cb = await h.run(h.job(jobId("unsafe"), passing));
+      const cb = await h.run(h.job(jobId("unsafe"), { ...passing, "lib.js": "let unused;\n" }, { lint: { files: ["lib.js"] } }));
       expect(cb.status).toBe("SUCCEEDED");
       expect(cb.counts.passed).toBe(1);
+      // Tools are reached by host paths here, not through the sandbox's mounts.
+      expect(cb.lint).toMatchObject({ files_checked: 1, error: null, findings: [{ file: "lib.js", rule: "no-unused-vars" }] });
     } finally {
       await h.close();
     }

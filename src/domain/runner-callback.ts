@@ -4,6 +4,35 @@ import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS } from "./runner-jobs";
 const count = z.number().int().min(0);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
 
+const lineNumbers = z.array(z.number().int().min(1));
+
+const CoverageFileSchema = z.object({
+  file: z.string(),
+  lines_total: count,
+  lines_covered: count,
+  // Only for the files a job named in `coverage_files`; older runners never send them.
+  lines_hit: lineNumbers.optional(),
+  lines_missed: lineNumbers.optional(),
+  lines_truncated: z.boolean().optional(),
+});
+
+const LintReportSchema = z.object({
+  tool: z.string(),
+  files_checked: count,
+  findings: z.array(
+    z.object({
+      file: z.string(),
+      line: count,
+      column: count,
+      rule: z.string(),
+      message: z.string(),
+      severity: z.enum(["error", "warning"]),
+    }),
+  ),
+  truncated: z.boolean(),
+  error: z.string().nullable().optional(),
+});
+
 const TestResultSchema = z.object({
   name: z.string(),
   classname: z.string(),
@@ -40,22 +69,38 @@ export const RunnerCallbackSchema = z
         lines_total: count,
         lines_covered: count,
         percent: z.number().min(0).max(100),
-        files: z.array(z.object({ file: z.string(), lines_total: count, lines_covered: count })),
+        files: z.array(CoverageFileSchema),
       })
       .nullable()
       .optional(),
+    lint: LintReportSchema.nullable().optional(),
   })
   .meta({ id: "RunnerCallback" });
 
 export type RunnerCallback = z.infer<typeof RunnerCallbackSchema>;
 
-/** The part of a result kept in D1 beside the job: everything but the per-test and per-file lists and the log. */
-export type RunnerResultSummary = Omit<RunnerCallback, "tests" | "log_tail" | "coverage"> & {
+type LintReport = NonNullable<RunnerCallback["lint"]>;
+
+/**
+ * The part of a result kept in D1 beside the job: everything but the per-test, per-file and
+ * per-finding lists and the log (the full result is in R2). Lint findings are counted instead.
+ */
+export type RunnerResultSummary = Omit<RunnerCallback, "tests" | "log_tail" | "coverage" | "lint"> & {
   coverage: Omit<NonNullable<RunnerCallback["coverage"]>, "files"> | null;
+  lint?: (Omit<LintReport, "findings"> & { errors: number; warnings: number }) | null;
 };
 
-export function summarizeResult({ tests: _tests, log_tail: _log, coverage, ...rest }: RunnerCallback): RunnerResultSummary {
-  if (!coverage) return { ...rest, coverage: null };
-  const { format, lines_total, lines_covered, percent } = coverage;
-  return { ...rest, coverage: { format, lines_total, lines_covered, percent } };
+export function summarizeResult({ tests: _tests, log_tail: _log, coverage, lint, ...rest }: RunnerCallback): RunnerResultSummary {
+  const summary: RunnerResultSummary = { ...rest, coverage: null };
+  if (coverage) {
+    const { format, lines_total, lines_covered, percent } = coverage;
+    summary.coverage = { format, lines_total, lines_covered, percent };
+  }
+  if (lint !== undefined) summary.lint = lint && summarizeLint(lint);
+  return summary;
+}
+
+function summarizeLint({ findings, ...rest }: LintReport): NonNullable<RunnerResultSummary["lint"]> {
+  const errors = findings.filter((f) => f.severity === "error").length;
+  return { ...rest, errors, warnings: findings.length - errors };
 }
