@@ -13,6 +13,8 @@ import { internalRunnerRoutes } from "./routes/internal-runner";
 import { invitationRoutes } from "./routes/invitations";
 import { meRoutes } from "./routes/me";
 import { repohostRoutes } from "./routes/repohost";
+import { scoreRoutes } from "./routes/scores";
+import { runRoutes } from "./routes/runs";
 import { taskRoutes } from "./routes/tasks";
 import { organizationRoutes } from "./routes/organizations";
 import { storageRoutes } from "./routes/storage";
@@ -20,7 +22,7 @@ import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
 
-const tables: RouteTable[] = [meRoutes, organizationRoutes, taskRoutes, repohostRoutes, invitationRoutes, attemptRoutes, storageRoutes, internalRunnerRoutes];
+const tables: RouteTable[] = [meRoutes, organizationRoutes, taskRoutes, repohostRoutes, invitationRoutes, attemptRoutes, runRoutes, scoreRoutes, storageRoutes, internalRunnerRoutes];
 
 const router = fromIttyRouter(Router(), {
   openapi_url: `${API_BASE}/openapi.json`,

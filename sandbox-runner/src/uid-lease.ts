@@ -4,7 +4,8 @@ import { join } from "node:path";
 /** Room for one runner's slots: the pool size is at most 64. */
 const BLOCK = 64;
 const MAX_BLOCKS = 64;
-const LEASE_DIR = "/var/tmp/assay-runner/uid-leases";
+// Beside the default work dirs, not inside: a 0700 parent would lock the sandbox users out of them.
+const LEASE_DIR = "/var/tmp/assay-runner-uid-leases";
 
 export interface UidLease {
   base: number;

@@ -22,8 +22,8 @@ describe("sandbox uid leases", () => {
 
   it("take over the lease of a runner that died without releasing it", () => {
     // A pid above the kernel's pid_max (4194304) belongs to no process.
-    mkdirSync("/var/tmp/assay-runner/uid-leases", { recursive: true });
-    writeFileSync("/var/tmp/assay-runner/uid-leases/65512.lease", "9999999");
+    mkdirSync("/var/tmp/assay-runner-uid-leases", { recursive: true });
+    writeFileSync("/var/tmp/assay-runner-uid-leases/65512.lease", "9999999");
     const lease = leaseUidBlock(65512);
     try {
       expect(lease.base).toBe(65512);

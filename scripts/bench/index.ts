@@ -6,6 +6,7 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   api: () => import("./api"),
   import: () => import("./import"),
   attempts: () => import("./attempts"),
+  runs: () => import("./runs"),
   runner: () => import("./runner"),
 };
 

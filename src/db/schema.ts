@@ -4,3 +4,5 @@ export * from "./schema/runner-jobs";
 export * from "./schema/tasks";
 export * from "./schema/attempts";
 export * from "./schema/invitations";
+export * from "./schema/runs";
+export * from "./schema/scores";

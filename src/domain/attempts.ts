@@ -42,6 +42,8 @@ export interface SubmissionPayload {
   behavior_signals?: Record<string, unknown>;
   git_diff?: string;
   changed_files?: string[];
+  /** The candidate's own account of the work: what, why, how it was tested (scored as communication). */
+  explanation?: string;
 }
 
 /** What lists and analytics keep of a submission: the client's figures and what was frozen. */
@@ -88,19 +90,26 @@ export function submissionProblem(payload: SubmissionPayload): { field: keyof Su
   return undefined;
 }
 
-/** A refusal of an operation on an attempt, in HTTP terms so the route can answer it as is. */
-export interface Refusal {
-  status: 401 | 409 | 413;
-  detail: string;
+/** One problem with a request field, in the shape of the spec's 422 entries. */
+export interface FieldIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
 }
+
+/** A refusal of an operation on an attempt, in HTTP terms so the route can answer it as is. */
+export type Refusal =
+  | { status: 401 | 409 | 413; detail: string }
+  | { status: 422; detail: FieldIssue[] }
+  | { status: 429; detail: string; retryAfterSeconds: number };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
 export const accept = <T>(value: T): Outcome<T> => ({ ok: true, value });
-export const refuse = (status: Refusal["status"], detail: string): Outcome<never> => ({ ok: false, refusal: { status, detail } });
+export const refuse = (status: 401 | 409 | 413, detail: string): Outcome<never> => ({ ok: false, refusal: { status, detail } });
 
 /** What each operation needs of the attempt's state; undefined when it may go ahead. */
 export function stateRefusal(
-  operation: "start" | "submit" | "change" | "ide-session",
+  operation: "start" | "submit" | "change" | "run" | "ide-session",
   attempt: Pick<AttemptRecord, "id" | "status" | "auto_submitted">,
 ): Refusal | undefined {
   const { id, status } = attempt;
@@ -118,6 +127,9 @@ export function stateRefusal(
     case "change":
       if (status === "IN_PROGRESS") return undefined;
       return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before saving changes` };
+    case "run":
+      if (status === "IN_PROGRESS") return undefined;
+      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before running tests` };
     case "ide-session":
       return locked ? { status: 409, detail: locked } : undefined;
   }
@@ -149,4 +161,6 @@ export function attemptAudience(f: {
 /** What a submitted attempt puts on the `scoring` queue. */
 export interface ScoringMessage {
   attempt_id: string;
+  /** An admin's re-score: a new report even when one exists. */
+  rescore?: boolean;
 }

@@ -104,3 +104,11 @@ export function overlayManifest(entries: readonly Pick<OverlayEntry, "path" | "o
     .map((e) => `${e.op} ${e.sha256 ?? "-"} ${JSON.stringify(e.path)}\n`)
     .join("");
 }
+
+/** Padded standard base64 (RFC 4648) of a file's bytes, as the API and the runner take contents. */
+export function bytesToBase64(bytes: Uint8Array): string {
+  let binary = "";
+  // fromCharCode takes its bytes as arguments; chunks keep them under the engine's limit.
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}

@@ -54,6 +54,10 @@ export interface RunnerJobSpec {
   files?: OverlayFile[];
   patches?: string[];
   test?: { framework?: "auto" | "node-test" | "pytest"; command?: string[] | null; coverage?: boolean };
+  /** With `test.coverage`: files whose hit and missed lines the result lists. */
+  coverage_files?: string[];
+  /** Files to lint after the tests (docs/runner-protocol.md). */
+  lint?: { files: string[] } | null;
   limits?: Partial<RunnerLimits>;
 }
 
@@ -94,6 +98,8 @@ export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: Dispa
     files: spec.files ?? [],
     patches: spec.patches ?? [],
     ...(spec.test && { test: spec.test }),
+    ...(spec.coverage_files && { coverage_files: spec.coverage_files }),
+    ...(spec.lint && { lint: spec.lint }),
     ...(spec.limits && { limits: spec.limits }),
     uploads: {
       junit: urls.junit,

@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { insertAttempt, insertIdeToken, revokeIdeTokenRow, writeAttemptThrough } from "../db/attempts";
 import { database } from "../db/client";
+import { findRunnerJob } from "../db/runner-jobs";
+import { insertRun, writeRunThrough } from "../db/runs";
 import {
   accept,
   deadlineFor,
@@ -15,8 +17,23 @@ import {
 } from "../domain/attempts";
 import { IDE_SESSION_LIMITS, ideTokenProblem, isActive } from "../domain/ide-sessions";
 import { overlayManifest, planOverlay, type OverlayEntry } from "../domain/overlay";
+import { isFinalStatus, type OverlayFile } from "../domain/runner-jobs";
+import {
+  inFlightRefusal,
+  runFiles,
+  runJobSpec,
+  runSummary,
+  runSweepAt,
+  sweepReason,
+  unknownPathIssues,
+  type RunOutcome,
+  type RunRecord,
+  type RunTask,
+  type StoredRunStatus,
+} from "../domain/runs";
 import type { Env } from "../env";
 import { constantTimeEqual } from "../services/hmac";
+import { enqueueRunnerJob, giveUpRunnerJob } from "../services/runner/jobs";
 
 /**
  * Who acts on an attempt: its candidate with a session (the route has checked that against
@@ -41,6 +58,20 @@ export interface IdeSessionOpened {
   active_sessions: number;
 }
 
+/** A run to queue: its id, the overlay paths it includes (as the client listed them), and its task. */
+export interface NewRun {
+  id: string;
+  changed_files: string[];
+  timeout_seconds: number;
+  task: RunTask;
+}
+
+/** A run and its runner job (null until the job is queued). */
+export interface StoredRun {
+  record: RunRecord;
+  job_id: string | null;
+}
+
 type StateRow = {
   id: string;
   task_id: string;
@@ -63,10 +94,28 @@ type StateRow = {
 };
 
 type TokenRow = { token_hash: string; expires_at: string; revoked_at: string | null };
+type RunRow = {
+  id: string;
+  job_id: string | null;
+  status: StoredRunStatus;
+  changed_files: string;
+  timeout_seconds: number;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+  reason: string | null;
+  result: string | null;
+  /** When the alarm checks on the run next (Unix ms); null once it is finished. */
+  sweep_at: number | null;
+  version: number;
+  synced_version: number;
+};
 type OverlayRow = { path: string; op: "upsert" | "delete"; size: number; sha256: string | null; updated_at: string };
 
-// The object's own SQLite database: one attempt, its overlay, its IDE tokens, and the full
-// submission (the git diff and behavior signals are too large for the D1 row).
+// The object's own SQLite database: one attempt, its overlay, its IDE tokens, the full
+// submission (the git diff and behavior signals are too large for the D1 row), and its test
+// runs. Runs live here, written through to D1 like the attempt, because their bound in
+// flight, the attempt's state and the overlay they copy must be read and changed in one step.
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS attempt (
   id TEXT PRIMARY KEY, task_id TEXT NOT NULL, organization_id TEXT NOT NULL, candidate_id TEXT NOT NULL,
@@ -84,6 +133,11 @@ CREATE TABLE IF NOT EXISTS ide_tokens (
 CREATE TABLE IF NOT EXISTS submission (
   id INTEGER PRIMARY KEY CHECK (id = 1), payload TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY, job_id TEXT, status TEXT NOT NULL, changed_files TEXT NOT NULL, timeout_seconds INTEGER NOT NULL,
+  created_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT, reason TEXT, result TEXT,
+  sweep_at INTEGER, version INTEGER NOT NULL, synced_version INTEGER NOT NULL
+);
 `;
 
 /** How soon a failed write-through to D1 or scoring enqueue is tried again, by alarm. */
@@ -98,9 +152,10 @@ export function attemptObject(env: Env, attemptId: string): DurableObjectStub<At
 
 /**
  * The only writer of one attempt's state (docs/api.md, "Attempts"): state machine, deadline
- * alarm, changes overlay and IDE tokens. Every check and change of an operation runs without
- * an await between them, so the object's input gate makes operations atomic and serial: of
- * 20 concurrent submits exactly one passes, and a submit and the deadline alarm cannot both.
+ * alarm, changes overlay, IDE tokens and test runs. Every check and change of an operation
+ * runs without an await between them, so the object's input gate makes operations atomic and
+ * serial: of 20 concurrent submits exactly one passes, and a submit and the deadline alarm
+ * cannot both.
  * D1 is written after the change is stored (`settle`); when that fails an alarm retries it.
  */
 export class AttemptDO extends DurableObject<Env> {
@@ -218,9 +273,74 @@ export class AttemptDO extends DurableObject<Env> {
     if (token?.revoked_at) await revokeIdeTokenRow(database(this.env.DB), tokenHash, token.revoked_at);
   }
 
-  /** The deadline (auto-submit with the work saved so far), and retries of a failed settle. */
+  /**
+   * Queues a test run of the overlay entries named in `changed_files` (docs/api.md, "Runs").
+   * The checks and the run's row are one step without an await, so concurrent requests
+   * cannot pass the bound on runs in flight together. Then the D1 row (which the job's
+   * completion looks the run up by) and the runner job; a run whose job could not be queued ends ERROR.
+   */
+  async createRun(init: NewRun): Promise<Outcome<RunRecord>> {
+    const now = Date.now();
+    const lockedByDeadline = this.lockIfOverdue(now);
+    const reserved = this.reserveRun(now, init);
+    // The run's sweep is on the alarm before anything below can stop half-way.
+    if (lockedByDeadline || reserved.ok) await this.settle();
+    if (!reserved.ok) return reserved;
+    const { record, files } = reserved.value;
+    try {
+      await insertRun(database(this.env.DB), record, 1);
+    } catch (e) {
+      this.sql.exec("DELETE FROM runs WHERE id = ?", record.id);
+      throw e;
+    }
+    try {
+      const job = await enqueueRunnerJob(this.env, runJobSpec(record.id, init.task, files, record.timeout_seconds));
+      this.sql.exec("UPDATE runs SET job_id = ? WHERE id = ? AND job_id IS NULL", job.id, record.id);
+    } catch (e) {
+      this.finishRunNow(record.id, null, { status: "ERROR", reason: `the run could not be queued: ${String(e)}`, result: null });
+      await this.settle();
+      throw e;
+    }
+    return accept(record);
+  }
+
+  async run(runId: string): Promise<StoredRun | null> {
+    return this.storedRun(runId);
+  }
+
+  /** Records how a run's job ended; a repeated or late report changes nothing. Runs finish after submission too. */
+  async finishRun(runId: string, jobId: string, outcome: RunOutcome): Promise<void> {
+    if (this.finishRunNow(runId, jobId, outcome)) await this.settle();
+  }
+
+  /** The overlay as frozen at submission, with contents, for scoring; null before submission. */
+  async frozenOverlay(): Promise<{ path: string; op: "upsert" | "delete"; content: ArrayBuffer | null }[] | null> {
+    const status = this.row()?.status;
+    if (status !== "SUBMITTED" && status !== "SCORED") return null;
+    return this.sql
+      .exec<{ path: string; op: "upsert" | "delete"; content: ArrayBuffer | null }>("SELECT path, op, content FROM overlay ORDER BY path")
+      .toArray();
+  }
+
+  /** The submit payload as the client sent it (the D1 row keeps only its summary). */
+  async submissionPayload(): Promise<SubmissionPayload | null> {
+    const row = this.sql.exec<{ payload: string }>("SELECT payload FROM submission").toArray()[0];
+    return row ? (JSON.parse(row.payload) as SubmissionPayload) : null;
+  }
+
+  /** Scoring finished: SUBMITTED → SCORED with the report's id; a re-score moves score_id on. */
+  async markScored(scoreId: string): Promise<AttemptRecord> {
+    const row = this.row();
+    if (!row || (row.status !== "SUBMITTED" && row.status !== "SCORED")) throw new Error("only a submitted attempt is scored");
+    if (row.score_id !== scoreId) this.update(Date.now(), { status: "SCORED", score_id: scoreId });
+    await this.settle();
+    return this.current();
+  }
+
+  /** The deadline (auto-submit with the work saved so far), runs overdue for a result, and retries of a failed settle. */
   override async alarm(): Promise<void> {
     this.lockIfOverdue(Date.now());
+    await this.sweepRuns(Date.now());
     await this.settle();
   }
 
@@ -327,6 +447,111 @@ export class AttemptDO extends DurableObject<Env> {
     return accept({ expires_at: expiresAt, active_sessions: active.length + 1 });
   }
 
+  private reserveRun(nowMs: number, init: NewRun): Outcome<{ record: RunRecord; files: OverlayFile[] }> {
+    const attempt = this.current();
+    const refusal = stateRefusal("run", attempt);
+    if (refusal) return { ok: false, refusal };
+    const overlay = this.sql
+      .exec<{ path: string; op: "upsert" | "delete"; content: ArrayBuffer | null }>("SELECT path, op, content FROM overlay ORDER BY path")
+      .toArray()
+      .map((e) => ({ path: e.path, op: e.op, content: e.content === null ? null : new Uint8Array(e.content) }));
+    const issues = unknownPathIssues(init.changed_files, new Set(overlay.map((e) => e.path)));
+    if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+    const { n } = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'queued'").one();
+    const busy = inFlightRefusal(attempt.id, n);
+    if (busy) return { ok: false, refusal: busy };
+    const at = iso(nowMs);
+    const record: RunRecord = {
+      id: init.id,
+      attempt_id: attempt.id,
+      status: "queued",
+      changed_files: [...new Set(init.changed_files)],
+      timeout_seconds: init.timeout_seconds,
+      created_at: at,
+      updated_at: at,
+      finished_at: null,
+      reason: null,
+      result: null,
+    };
+    this.sql.exec(
+      `INSERT INTO runs (id, status, changed_files, timeout_seconds, created_at, updated_at, sweep_at, version, synced_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1)`,
+      record.id,
+      record.status,
+      JSON.stringify(record.changed_files),
+      record.timeout_seconds,
+      at,
+      at,
+      runSweepAt(record, null),
+    );
+    return accept({ record, files: runFiles(overlay, record.changed_files) });
+  }
+
+  private storedRun(runId: string): StoredRun | null {
+    const row = this.sql.exec<RunRow>("SELECT * FROM runs WHERE id = ?", runId).toArray()[0];
+    return row ? { record: toRunRecord(row, this.current().id), job_id: row.job_id } : null;
+  }
+
+  /** Gives a run still in flight its final status; true when this call did. */
+  private finishRunNow(runId: string, jobId: string | null, outcome: RunOutcome): boolean {
+    const at = iso(Date.now());
+    const { rowsWritten } = this.sql.exec(
+      `UPDATE runs SET status = ?, reason = ?, result = ?, finished_at = ?, updated_at = ?, job_id = coalesce(job_id, ?),
+         sweep_at = NULL, version = version + 1
+       WHERE id = ? AND status = 'queued'`,
+      outcome.status,
+      outcome.reason,
+      outcome.result === null ? null : JSON.stringify(outcome.result),
+      at,
+      at,
+      jobId,
+      runId,
+    );
+    return rowsWritten > 0;
+  }
+
+  /**
+   * Runs whose sweep time has come. A run whose job has ended is recorded from the job (its
+   * completion message may still be on its way); one the runner has not answered for within
+   * its bound is given up, which ends its job ERROR; any other waits for the job's own bound.
+   */
+  private async sweepRuns(nowMs: number): Promise<void> {
+    const due = this.sql.exec<RunRow>("SELECT * FROM runs WHERE status = 'queued' AND sweep_at <= ?", nowMs).toArray();
+    for (const run of due) {
+      try {
+        await this.sweepRun(run, nowMs);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "attempt: run sweep failed, retrying by alarm", run_id: run.id, error: String(e) }));
+        this.sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", nowMs + SETTLE_RETRY_MS, run.id);
+      }
+    }
+  }
+
+  private async sweepRun(run: RunRow, nowMs: number): Promise<void> {
+    if (run.job_id === null) {
+      // The object stopped between storing the run and queuing its job.
+      this.finishRunNow(run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
+      return;
+    }
+    const db = database(this.env.DB);
+    let job = await findRunnerJob(db, run.job_id);
+    if (job && !isFinalStatus(job.status)) {
+      const record = toRunRecord(run, this.current().id);
+      const sweepAt = runSweepAt(record, job.dispatchedAt);
+      if (sweepAt > nowMs) {
+        this.sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", sweepAt, run.id);
+        return;
+      }
+      await giveUpRunnerJob(this.env, job.id, sweepReason(record, job.dispatchedAt));
+      job = await findRunnerJob(db, job.id);
+    }
+    if (!job) {
+      this.finishRunNow(run.id, run.job_id, { status: "ERROR", reason: `its runner job ${run.job_id} is missing`, result: null });
+    } else if (isFinalStatus(job.status)) {
+      this.finishRunNow(run.id, job.id, { status: job.status, reason: job.reason, result: job.result && runSummary(job.result) });
+    }
+  }
+
   private settle(): Promise<void> {
     const run = this.settling.then(() => this.settleNow());
     this.settling = run.catch(() => undefined);
@@ -335,8 +560,9 @@ export class AttemptDO extends DurableObject<Env> {
 
   /**
    * Completes what a change owes the outside, each step at most once: the submission's
-   * summary (with the frozen overlay's digest), the write-through to D1, the scoring message.
-   * On failure the alarm tries again; the deadline alarm is kept either way.
+   * summary (with the frozen overlay's digest), the write-through to D1, the scoring message,
+   * the runs' write-through. On failure the alarm tries again; the deadline alarm and the
+   * runs' sweeps are kept either way.
    */
   private async settleNow(): Promise<void> {
     let failed = false;
@@ -344,6 +570,7 @@ export class AttemptDO extends DurableObject<Env> {
       await this.seal();
       await this.writeThrough();
       await this.enqueueScoring();
+      await this.writeRunsThrough();
     } catch (e) {
       failed = true;
       console.error(
@@ -354,6 +581,8 @@ export class AttemptDO extends DurableObject<Env> {
     const due: number[] = [];
     if (row?.status === "IN_PROGRESS" && row.deadline_at) due.push(Date.parse(row.deadline_at));
     if (failed) due.push(Date.now() + SETTLE_RETRY_MS);
+    const sweep = this.sql.exec<{ at: number | null }>("SELECT min(sweep_at) AS at FROM runs WHERE status = 'queued'").one().at;
+    if (sweep !== null) due.push(sweep);
     if (due.length > 0) await this.ctx.storage.setAlarm(Math.min(...due));
     else await this.ctx.storage.deleteAlarm();
   }
@@ -381,6 +610,16 @@ export class AttemptDO extends DurableObject<Env> {
     this.sql.exec("UPDATE attempt SET synced_version = max(synced_version, ?)", row.version);
   }
 
+  private async writeRunsThrough(): Promise<void> {
+    const stale = this.sql.exec<RunRow>("SELECT * FROM runs WHERE version > synced_version").toArray();
+    if (stale.length === 0) return;
+    const attemptId = this.current().id;
+    for (const run of stale) {
+      await writeRunThrough(database(this.env.DB), toRunRecord(run, attemptId), run.version);
+      this.sql.exec("UPDATE runs SET synced_version = max(synced_version, ?) WHERE id = ?", run.version, run.id);
+    }
+  }
+
   private async enqueueScoring(): Promise<void> {
     const row = this.row();
     if (!row || row.status !== "SUBMITTED" || row.submission === null || row.scoring_enqueued_at !== null) return;
@@ -405,5 +644,20 @@ function toRecord(row: StateRow): AttemptRecord {
     auto_submitted: row.auto_submitted === 1,
     score_id: row.score_id,
     submission: row.submission === null ? null : (JSON.parse(row.submission) as AttemptRecord["submission"]),
+  };
+}
+
+function toRunRecord(row: RunRow, attemptId: string): RunRecord {
+  return {
+    id: row.id,
+    attempt_id: attemptId,
+    status: row.status,
+    changed_files: JSON.parse(row.changed_files) as string[],
+    timeout_seconds: row.timeout_seconds,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    finished_at: row.finished_at,
+    reason: row.reason,
+    result: row.result === null ? null : (JSON.parse(row.result) as RunRecord["result"]),
   };
 }

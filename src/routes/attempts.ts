@@ -4,7 +4,7 @@ import { database } from "../db/client";
 import { findVisibleTask } from "../db/tasks";
 import { ATTEMPT_STATUSES, newAttemptId, submissionProblem, type AttemptRecord, type Outcome } from "../domain/attempts";
 import { hashIdeToken, IDE_SESSION_LIMITS, IDE_TOKEN_PATTERN, ideSessionLink, newIdeToken } from "../domain/ide-sessions";
-import { CHANGES_MAX_BODY_BYTES, OVERLAY_LIMITS, overlayPathProblem } from "../domain/overlay";
+import { bytesToBase64, CHANGES_MAX_BODY_BYTES, OVERLAY_LIMITS, overlayPathProblem } from "../domain/overlay";
 import { attemptObject, type AttemptActor, type StagedChange } from "../durable/attempt";
 import type { Env } from "../env";
 import { IdeSession, type Caller } from "../http/auth";
@@ -18,9 +18,10 @@ import {
 } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
+import { ScoringStateSchema, scoringState } from "./scoring-state";
 import type { RouteTable } from "./table";
 
-const AttemptIdParam = z.object({
+export const AttemptIdParam = z.object({
   attempt_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not an attempt id"),
 });
 
@@ -33,7 +34,7 @@ const CHANGED_FILES_MAX = 1000;
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 /** A repository path as the overlay takes it (docs/api.md, "Changes overlay"). */
-const RepoPath = z.string().superRefine((path, ctx) => {
+export const RepoPath = z.string().superRefine((path, ctx) => {
   const problem = overlayPathProblem(path);
   if (problem) ctx.addIssue({ code: "custom", message: problem, params: { type: "invalid_path" } });
 });
@@ -71,6 +72,7 @@ export const AttemptSchema = z
     auto_submitted: z.boolean().describe("True when the deadline submitted the attempt with the work saved so far"),
     score_id: z.string().nullable().describe("Set when scoring has finished"),
     submission: SubmissionSummarySchema.nullable(),
+    scoring: ScoringStateSchema.optional().describe("GET /attempts/{attempt_id} only: how scoring stands"),
   })
   .meta({ id: "Attempt" });
 
@@ -87,10 +89,20 @@ const OverlayEntrySchema = z
 const conflict = (description: string) => jsonResponse(description, ErrorSchema);
 const notFound = jsonResponse("No such attempt, or one the caller may not see", ErrorSchema);
 
-function unwrap<T>(outcome: Outcome<T>): T {
+/** The value of an attempt object's operation, or its refusal as the HttpError it stands for. */
+export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
-  const { status, detail } = outcome.refusal;
-  throw status === 401 ? HttpError.unauthorized(detail) : new HttpError(status, detail);
+  const refusal = outcome.refusal;
+  switch (refusal.status) {
+    case 401:
+      throw HttpError.unauthorized(refusal.detail);
+    case 422:
+      throw HttpError.invalid(refusal.detail);
+    case 429:
+      throw new HttpError(429, refusal.detail, { "Retry-After": String(refusal.retryAfterSeconds) });
+    default:
+      throw new HttpError(refusal.status, refusal.detail);
+  }
 }
 
 /** The attempt as its AttemptDO holds it, which is never behind the D1 row. */
@@ -99,7 +111,7 @@ async function currentRecord(env: Env, row: AttemptRow): Promise<AttemptRecord> 
 }
 
 /** An attempt the signed-in caller may act on as its candidate: 404 when they cannot see it, 403 for staff. */
-async function ownAttempt(env: Env, caller: Caller, attemptId: string): Promise<AttemptRow> {
+export async function ownAttempt(env: Env, caller: Caller, attemptId: string): Promise<AttemptRow> {
   const { attempt, audience } = await findVisibleAttempt(database(env.DB), caller, attemptId);
   if (audience !== "candidate") {
     throw HttpError.forbidden(`Only the candidate of attempt ${attemptId} may do this; you may only read it`);
@@ -193,8 +205,9 @@ export class GetAttempt extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const { attempt } = await findVisibleAttempt(database(env.DB), caller, params.attempt_id);
-    return currentRecord(env, attempt);
+    const db = database(env.DB);
+    const { attempt } = await findVisibleAttempt(db, caller, params.attempt_id);
+    return { ...(await currentRecord(env, attempt)), scoring: await scoringState(db, attempt.id) };
   }
 }
 
@@ -240,6 +253,11 @@ const SubmitBody = z
       .refine((d) => d === undefined || utf8Bytes(d) <= GIT_DIFF_MAX_BYTES, { message: `git_diff is at most ${GIT_DIFF_MAX_BYTES} bytes` })
       .describe("Unified diff of the work against the task's snapshot, at most 1 MiB"),
     changed_files: z.array(RepoPath).max(CHANGED_FILES_MAX).optional().describe(`Paths changed, at most ${CHANGED_FILES_MAX}`),
+    explanation: z
+      .string()
+      .max(10_000)
+      .optional()
+      .describe("The candidate's account of the work (what, why, how it was tested); scored as communication, docs/scoring.md"),
   })
   .superRefine((payload, ctx) => {
     const problem = submissionProblem(payload);
@@ -297,13 +315,6 @@ const ChangesBody = z.strictObject({
 
 function base64ToBytes(b64: string): Uint8Array {
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-}
-
-function bytesToBase64(bytes: Uint8Array): string {
-  let binary = "";
-  // fromCharCode takes its bytes as arguments; chunks keep them under the engine's limit.
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
 }
 
 async function sha256Hex(bytes: Uint8Array): Promise<string> {

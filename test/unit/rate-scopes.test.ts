@@ -23,9 +23,10 @@ describe("rate-limit scopes", () => {
     expect(rateScopes(method, path)).toEqual(["burst", "general", "upload"]);
   });
 
-  it("the IDE's save (PATCH changes) and run polling are not uploads", () => {
+  it("the IDE's save (PATCH changes), queuing runs and polling them are not uploads", () => {
     expect(rateScopes("PATCH", "/api/v1/attempts/att_1/changes")).toEqual(["burst", "general"]);
     expect(rateScopes("GET", "/api/v1/attempts/att_1/runs/run_1")).toEqual(["burst", "general"]);
+    expect(rateScopes("POST", "/api/v1/attempts/att_1/runs")).toEqual(["burst", "general"]);
   });
 
   it("signed machine routes (presigned storage URLs, the runner's callback) are not counted", () => {

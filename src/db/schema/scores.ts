@@ -1,0 +1,31 @@
+import { index, integer, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { attempts } from "./attempts";
+import { timestamp } from "./columns";
+
+export const SCORE_STATUSES = ["scoring", "scored", "failed"] as const;
+
+/**
+ * Score reports. One attempt may have several (an admin re-scores); the attempt's score_id
+ * names the one in force. The report is final once `scored`.
+ */
+export const scores = sqliteTable(
+  "scores",
+  {
+    id: text("id").primaryKey(),
+    attemptId: text("attempt_id").notNull().references(() => attempts.id),
+    status: text("status", { enum: SCORE_STATUSES }).notNull(),
+    /** Rounds of runner jobs so far; infrastructure failures start another, up to SCORING_TRIES. */
+    tries: integer("tries").notNull().default(0),
+    hiddenJobId: text("hidden_job_id"),
+    workspaceJobId: text("workspace_job_id"),
+    reason: text("reason"),
+    rubricVersion: text("rubric_version").notNull(),
+    overallScore: real("overall_score"),
+    /** The report body: subscores, evidence, claims (docs/scoring.md). */
+    report: text("report", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: timestamp("created_at"),
+    updatedAt: timestamp("updated_at"),
+    completedAt: text("completed_at"),
+  },
+  (t) => [index("scores_attempt_idx").on(t.attemptId, t.createdAt)],
+);

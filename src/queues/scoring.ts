@@ -1,0 +1,34 @@
+import type { ScoringMessage } from "../domain/attempts";
+import type { Env } from "../env";
+import { recordStartFailure, startScoring } from "../services/scoring/start";
+
+export const SCORING_QUEUE = "scoring";
+export const SCORING_DEAD_LETTERS = "scoring-dlq";
+
+function log(level: "warn" | "error", msg: string, fields: Record<string, unknown>): void {
+  console.error(JSON.stringify({ level, msg, ...fields }));
+}
+
+/** Consumer of `scoring`: starts scoring each submitted attempt (a re-score when asked). */
+export async function consumeScoring(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (message) => {
+      try {
+        await startScoring(env, message.body.attempt_id, message.body.rescore === true);
+        message.ack();
+      } catch (e) {
+        log("warn", "scoring: start failed, retrying", { attempt_id: message.body.attempt_id, attempt: message.attempts, error: String(e) });
+        message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
+      }
+    }),
+  );
+}
+
+/** Start messages that failed past the queue's retries: the attempt shows scoring failed, for an admin to re-score. */
+export async function consumeScoringDeadLetters(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
+  for (const message of batch.messages) {
+    log("error", "scoring: could not start", { attempt_id: message.body.attempt_id });
+    await recordStartFailure(env, message.body.attempt_id, "Scoring could not be started; an admin can re-score.");
+    message.ack();
+  }
+}

@@ -1,0 +1,95 @@
+import { and, eq } from "drizzle-orm";
+import { database } from "../../db/client";
+import { findRunnerJob } from "../../db/runner-jobs";
+import { scores } from "../../db/schema";
+import { findScore, updateScoring } from "../../db/scores";
+import { findTask } from "../../db/tasks";
+import type { RunnerCallback } from "../../domain/runner-callback";
+import { isFinalStatus, runnerJobKeys } from "../../domain/runner-jobs";
+import { parseScoringOwnerId, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
+import { bytesToBase64 } from "../../domain/overlay";
+import { attemptObject } from "../../durable/attempt";
+import type { Env } from "../../env";
+import type { FinishedRunnerJob } from "../runner/completion";
+import { artifactStorage } from "../storage/storage";
+import { buildReport, hiddenRunOf } from "./report";
+import { runScoringJobs } from "./start";
+
+async function fullResult(env: Env, jobId: string): Promise<RunnerCallback | null> {
+  const object = await artifactStorage(env).get(runnerJobKeys(jobId).result);
+  return object ? object.json<RunnerCallback>() : null;
+}
+
+/**
+ * Completion handler of scoring's runner jobs (owner type `scoring`). When both runs of the
+ * current round have ended it writes the report and marks the attempt SCORED; when the runner
+ * failed for reasons outside the candidate's code it starts another round, up to SCORING_TRIES,
+ * then records the failure. Runs at least once per job; every step is conditional.
+ */
+export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
+  const owner = parseScoringOwnerId(job.owner.owner_id);
+  if (!owner) return;
+  const db = database(env.DB);
+  const score = await findScore(db, owner.scoreId);
+  if (!score) return;
+  if (score.status === "scored") {
+    await attemptObject(env, score.attemptId).markScored(score.id);
+    return;
+  }
+  if (score.status !== "scoring") return;
+  // The round's job ids are written right after both are queued; a job may finish first.
+  if (!score.hiddenJobId || !score.workspaceJobId) throw new Error(`score ${score.id}: the round's jobs are not recorded yet`);
+  if (job.id !== score.hiddenJobId && job.id !== score.workspaceJobId) return;
+  const [hidden, workspace] = await Promise.all([findRunnerJob(db, score.hiddenJobId), findRunnerJob(db, score.workspaceJobId)]);
+  if (!hidden || !workspace || !isFinalStatus(hidden.status) || !isFinalStatus(workspace.status)) return;
+
+  const infrastructure = [hidden, workspace].filter((j) => j.status === "ERROR");
+  if (infrastructure.length > 0) {
+    const reasons = infrastructure.map((j) => j.reason ?? "unknown").join("; ");
+    // Only one of the two handlers may start the next round: the one that clears this round.
+    const claimed = await db
+      .update(scores)
+      .set({ hiddenJobId: null, workspaceJobId: null, reason: reasons, updatedAt: new Date().toISOString() })
+      .where(and(eq(scores.id, score.id), eq(scores.status, "scoring"), eq(scores.hiddenJobId, score.hiddenJobId)))
+      .returning({ id: scores.id })
+      .all();
+    if (claimed.length === 0) return;
+    if (score.tries < SCORING_TRIES) return runScoringJobs(env, score.id, score.attemptId);
+    await updateScoring(db, score.id, {
+      status: "failed",
+      reason: `Scoring failed after ${score.tries} tries because the sandbox runner could not run it: ${reasons}. An admin can re-score.`,
+      completedAt: new Date().toISOString(),
+    });
+    return;
+  }
+
+  const record = await attemptObject(env, score.attemptId).record();
+  const task = record && (await findTask(db, record.task_id));
+  if (!record || !task) throw new Error(`score ${score.id}: attempt or task missing`);
+  const [hiddenResult, workspaceResult, frozen] = await Promise.all([
+    fullResult(env, hidden.id),
+    fullResult(env, workspace.id),
+    attemptObject(env, score.attemptId).frozenOverlay(),
+  ]);
+  const ignored = scoringJobFiles(
+    (frozen ?? []).map((f) => ({ path: f.path, op: f.op, content: null })),
+    task.testFiles ?? [],
+    bytesToBase64,
+  ).ignoredTestEdits;
+  const report = await buildReport(
+    env,
+    { scoreId: score.id, task, attempt: record },
+    hiddenRunOf(hidden.status as "SUCCEEDED" | "FAILED" | "TIMED_OUT", hidden.reason, hiddenResult),
+    { status: workspace.status, reason: workspace.reason, result: workspaceResult },
+    ignored,
+  );
+  const now = new Date().toISOString();
+  const stored = await updateScoring(db, score.id, {
+    status: "scored",
+    overallScore: report.overall_score,
+    report: report as unknown as Record<string, unknown>,
+    reason: null,
+    completedAt: now,
+  });
+  if (stored) await attemptObject(env, score.attemptId).markScored(score.id);
+}

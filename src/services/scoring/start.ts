@@ -1,0 +1,94 @@
+import { database } from "../../db/client";
+import { latestScore, updateScoring } from "../../db/scores";
+import { scores } from "../../db/schema";
+import { findTask } from "../../db/tasks";
+import { bytesToBase64 } from "../../domain/overlay";
+import { RUBRIC_VERSION } from "../../domain/scoring";
+import { scoringJobFiles, scoringOwnerId, type FrozenFile } from "../../domain/scoring-jobs";
+import { taskKeys } from "../../domain/tasks";
+import { attemptObject } from "../../durable/attempt";
+import type { Env } from "../../env";
+import { enqueueRunnerJob } from "../runner/jobs";
+import { artifactStorage } from "../storage/storage";
+
+/** Limits of the two scoring runs: the hidden tests may be slower than the candidate's own. */
+const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
+
+/**
+ * Starts scoring an attempt: a new score report unless one is already in progress or done
+ * (`rescore` asks for a new one regardless). Delivery is at least once, so a repeated message
+ * finds the report and does nothing.
+ */
+export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
+  const db = database(env.DB);
+  const latest = await latestScore(db, attemptId);
+  let scoreId: string;
+  if (latest?.status === "scoring") {
+    // Resume a report whose jobs were never queued (the previous delivery stopped halfway).
+    if (latest.hiddenJobId) return;
+    scoreId = latest.id;
+  } else {
+    if (latest && !rescore) return;
+    scoreId = `scr_${crypto.randomUUID().replaceAll("-", "")}`;
+    await db.insert(scores).values({ id: scoreId, attemptId, status: "scoring", rubricVersion: RUBRIC_VERSION });
+  }
+  await runScoringJobs(env, scoreId, attemptId);
+}
+
+/** Queues the hidden-test run and the workspace run of one round of scoring. */
+export async function runScoringJobs(env: Env, scoreId: string, attemptId: string): Promise<void> {
+  const db = database(env.DB);
+  const attempt = attemptObject(env, attemptId);
+  const record = await attempt.record();
+  const frozen = await attempt.frozenOverlay();
+  if (!record || !frozen) throw new Error(`attempt ${attemptId} is not submitted`);
+  const task = await findTask(db, record.task_id);
+  if (!task?.snapshotSha256 || !task.testFramework) throw new Error(`task ${record.task_id} is not ready to score against`);
+  const testPatch = await (await artifactStorage(env).get(taskKeys(task.id).testPatch))?.text();
+  if (testPatch === undefined) throw new Error(`task ${task.id} has no test patch`);
+
+  const files: FrozenFile[] = frozen.map((f) => ({ path: f.path, op: f.op, content: f.content ? new Uint8Array(f.content) : null }));
+  const jobFiles = scoringJobFiles(files, task.testFiles ?? [], bytesToBase64);
+  const common = {
+    kind: "test" as const,
+    snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
+    environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
+    limits: SCORING_LIMITS,
+  };
+  const hidden = await enqueueRunnerJob(env, {
+    ...common,
+    owner: { owner_type: "scoring", owner_id: scoringOwnerId(scoreId, "hidden") },
+    files: jobFiles.hidden,
+    patches: [testPatch],
+    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand },
+  });
+  const workspace = await enqueueRunnerJob(env, {
+    ...common,
+    owner: { owner_type: "scoring", owner_id: scoringOwnerId(scoreId, "workspace") },
+    files: jobFiles.workspace,
+    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand, coverage: true },
+    coverage_files: jobFiles.coverageFiles,
+    lint: { files: jobFiles.lintFiles },
+  });
+  const latest = await latestScore(db, attemptId);
+  await updateScoring(db, scoreId, { hiddenJobId: hidden.id, workspaceJobId: workspace.id, tries: (latest?.id === scoreId ? latest.tries : 0) + 1 });
+}
+
+/** Scoring that never got its runner jobs: the attempt's report shows it failed, with why. */
+export async function recordStartFailure(env: Env, attemptId: string, reason: string): Promise<void> {
+  const db = database(env.DB);
+  const latest = await latestScore(db, attemptId);
+  const completedAt = new Date().toISOString();
+  if (latest?.status === "scoring") {
+    await updateScoring(db, latest.id, { status: "failed", reason, completedAt });
+  } else if (!latest) {
+    await db.insert(scores).values({
+      id: `scr_${crypto.randomUUID().replaceAll("-", "")}`,
+      attemptId,
+      status: "failed",
+      reason,
+      rubricVersion: RUBRIC_VERSION,
+      completedAt,
+    });
+  }
+}

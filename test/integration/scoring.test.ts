@@ -1,0 +1,117 @@
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { taskKeys } from "../../src/domain/tasks";
+import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
+import { b64, patchChanges, startedAttempt, submit } from "../support/worker/attempts";
+import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
+
+// The runner is the one outside party faked: it accepts every job; the tests play its callbacks.
+const realFetch = globalThis.fetch;
+beforeAll(() => {
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input, init);
+    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
+    const job = (await request.json()) as { job_id: string };
+    return Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
+  });
+});
+afterAll(() => vi.restoreAllMocks());
+
+const TEST_PATCH = "diff --git a/test/x.test.js b/test/x.test.js\n--- a/test/x.test.js\n+++ b/test/x.test.js\n@@ -1 +1 @@\n-a\n+b\n";
+
+interface ScoreRow {
+  id: string;
+  status: string;
+  tries: number;
+  hidden_job_id: string | null;
+  workspace_job_id: string | null;
+  reason: string | null;
+}
+
+async function scoreRow(attemptId: string, done: (r: ScoreRow) => boolean): Promise<ScoreRow> {
+  for (let i = 0; i < 200; i++) {
+    const row = await env.DB.prepare("SELECT * FROM scores WHERE attempt_id = ? ORDER BY created_at DESC LIMIT 1").bind(attemptId).first<ScoreRow>();
+    if (row && done(row)) return row;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no score row of ${attemptId} as expected`);
+}
+
+/** A submitted attempt on a task that has what scoring reads: its test patch, framework and test files. */
+async function submittedAttempt() {
+  const setup = await startedAttempt();
+  await env.DB.prepare(
+    `UPDATE tasks SET snapshot_sha256 = ?, test_framework = 'node-test', test_command = '["node","--test"]',
+       test_files = '["test/x.test.js"]', fail_to_pass = '["x::new"]', pass_to_pass = '["x::old"]' WHERE id = ?`,
+  )
+    .bind("a".repeat(64), setup.taskId)
+    .run();
+  await env.BUCKET.put(taskKeys(setup.taskId).testPatch, TEST_PATCH);
+  const saved = await patchChanges(setup.candidate, setup.attempt.id, {
+    "src/x.js": { op: "upsert", content_b64: b64("export const x = 1;\n") },
+    "test/x.test.js": { op: "upsert", content_b64: b64("rigged\n") },
+    "old.js": { op: "delete" },
+  });
+  expect(saved.status).toBe(200);
+  expect((await submit(setup.candidate.token, setup.attempt.id)).status).toBe(202);
+  return setup;
+}
+
+const specOf = async (jobId: string) => (await env.BUCKET.get(`runner-jobs/${jobId}/spec.json`))!.json<Record<string, unknown>>();
+
+describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => {
+  it("queues a hidden-test run without the task's test files and a workspace run with coverage and lint", async () => {
+    const { attempt } = await submittedAttempt();
+    const row = await scoreRow(attempt.id, (r) => r.hidden_job_id !== null);
+    expect(row).toMatchObject({ status: "scoring", tries: 1 });
+    const hidden = await specOf(row.hidden_job_id!);
+    expect(hidden.patches).toEqual([TEST_PATCH]);
+    expect(hidden.files).toEqual([{ path: "old.js", delete: true }, { path: "src/x.js", content_b64: b64("export const x = 1;\n") }]);
+    const workspace = await specOf(row.workspace_job_id!);
+    expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["src/x.js", "test/x.test.js"] }, test: { coverage: true } });
+    expect(workspace.patches).toBeUndefined();
+    expect((workspace.files as unknown[]).length).toBe(3);
+  });
+
+  it("retries a round the runner could not run, then shows the failure on the attempt; an orgadmin re-scores", async () => {
+    const { attempt, candidate, orgId } = await submittedAttempt();
+    let row = await scoreRow(attempt.id, (r) => r.hidden_job_id !== null);
+    for (let round = 1; round <= 3; round++) {
+      for (const jobId of [row.hidden_job_id!, row.workspace_job_id!]) {
+        const res = await postCallback(JSON.stringify(callbackFor(jobId, { status: "ERROR", reason: "runner disk full", tests: [] })));
+        expect(res.status).toBe(200);
+      }
+      const previous = row.hidden_job_id;
+      row = await scoreRow(attempt.id, (r) => r.status === "failed" || (r.hidden_job_id !== null && r.hidden_job_id !== previous));
+    }
+    expect(row).toMatchObject({ status: "failed", tries: 3 });
+    expect(row.reason).toMatch(/runner disk full/);
+
+    const view = (await (await call(`/api/v1/attempts/${attempt.id}`, { token: candidate.token })).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ status: "SUBMITTED", score_id: null, scoring: { status: "failed", reason: expect.stringMatching(/re-score/) } });
+    const report = await call(`/api/v1/attempts/${attempt.id}/score-report`, { token: candidate.token });
+    expect(report.status).toBe(404);
+    expect((await errorBody(report)).detail).toMatch(/scoring failed/);
+
+    const interviewer = await sessionToken({ sub: uniqueSubject(), role: "interviewer", org_id: orgId });
+    expect((await call(`/api/v1/attempts/${attempt.id}/rescore`, { method: "POST", token: interviewer })).status).toBe(403);
+    expect((await call(`/api/v1/attempts/${attempt.id}/rescore`, { method: "POST", token: candidate.token })).status).toBe(403);
+    const admin = await sessionToken({ sub: uniqueSubject(), role: "orgadmin", org_id: orgId });
+    const rescore = await call(`/api/v1/attempts/${attempt.id}/rescore`, { method: "POST", token: admin });
+    expect(rescore.status).toBe(202);
+    const fresh = await scoreRow(attempt.id, (r) => r.status === "scoring" && r.hidden_job_id !== null);
+    expect(fresh.id).not.toBe(row.id);
+    expect((await call(`/api/v1/attempts/${attempt.id}/rescore`, { method: "POST", token: admin })).status).toBe(409);
+  });
+
+  it("score reports: 404 for an attempt not submitted, and for another candidate's attempt", async () => {
+    const { attempt, candidate, orgId } = await startedAttempt();
+    const mine = await call(`/api/v1/attempts/${attempt.id}/score-report`, { token: candidate.token });
+    expect(mine.status).toBe(404);
+    expect((await errorBody(mine)).detail).toMatch(/not been submitted/);
+    const other = await sessionToken({ sub: uniqueSubject() });
+    expect((await call(`/api/v1/attempts/${attempt.id}/score-report`, { token: other })).status).toBe(404);
+    const admin = await sessionToken({ sub: uniqueSubject(), role: "orgadmin", org_id: orgId });
+    expect((await call(`/api/v1/attempts/${attempt.id}/rescore`, { method: "POST", token: admin })).status).toBe(409);
+  });
+});
