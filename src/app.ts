@@ -8,6 +8,7 @@ import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
 import { attemptRoutes } from "./routes/attempts";
 import { docsResponse } from "./routes/docs";
+import { log } from "./services/log";
 import { GetHealth } from "./routes/health";
 import { internalRunnerRoutes } from "./routes/internal-runner";
 import { invitationRoutes } from "./routes/invitations";
@@ -96,18 +97,14 @@ export async function handleFetch(request: Request, env: Env, exec: ExecutionCon
   }
   response.headers.set("X-Request-Id", state.requestId);
   withCors(request, env, response);
-  console.log(
-    JSON.stringify({
-      level: "info",
-      msg: "request",
-      request_id: state.requestId,
-      method: request.method,
-      route: (request as IRequest).route ?? null,
-      status: response.status,
-      duration_ms: Date.now() - started,
-      user_id: state.userId ?? null,
-    }),
-  );
+  log("info", "request", {
+    request_id: state.requestId,
+    method: request.method,
+    route: (request as IRequest).route ?? null,
+    status: response.status,
+    duration_ms: Date.now() - started,
+    user_id: state.userId ?? null,
+  });
   return response;
 }
 

@@ -32,6 +32,7 @@ import {
   type StoredRunStatus,
 } from "../domain/runs";
 import type { Env } from "../env";
+import { log } from "../services/log";
 import { constantTimeEqual } from "../services/hmac";
 import { enqueueRunnerJob, giveUpRunnerJob } from "../services/runner/jobs";
 
@@ -521,7 +522,7 @@ export class AttemptDO extends DurableObject<Env> {
       try {
         await this.sweepRun(run, nowMs);
       } catch (e) {
-        console.error(JSON.stringify({ level: "error", msg: "attempt: run sweep failed, retrying by alarm", run_id: run.id, error: String(e) }));
+        log("error", "attempt: run sweep failed, retrying by alarm", { run_id: run.id, error: String(e) });
         this.sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", nowMs + SETTLE_RETRY_MS, run.id);
       }
     }
@@ -573,9 +574,7 @@ export class AttemptDO extends DurableObject<Env> {
       await this.writeRunsThrough();
     } catch (e) {
       failed = true;
-      console.error(
-        JSON.stringify({ level: "error", msg: "attempt: settle failed, retrying by alarm", attempt_id: this.row()?.id, error: String(e) }),
-      );
+      log("error", "attempt: settle failed, retrying by alarm", { attempt_id: this.row()?.id, error: String(e) });
     }
     const row = this.row();
     const due: number[] = [];

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { log } from "../services/log";
 
 /** One entry of a 422 body, as the spec's section 7 gives it. */
 export const ValidationIssueSchema = z
@@ -49,8 +50,6 @@ export function errorResponse(error: unknown, requestId: string): Response {
   }
   const errorId = `err_${crypto.randomUUID().replaceAll("-", "")}`;
   const e = error instanceof Error ? error : new Error(String(error));
-  console.error(
-    JSON.stringify({ level: "error", msg: "unhandled error", error_id: errorId, request_id: requestId, error: e.message, stack: e.stack }),
-  );
+  log("error", "unhandled error", { error_id: errorId, request_id: requestId, error: e.message, stack: e.stack });
   return json({ detail: "Internal server error; report the error_id if it persists", error_id: errorId }, 500);
 }

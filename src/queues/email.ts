@@ -1,6 +1,7 @@
 import { EMAIL_SEND_ATTEMPTS, emailRetryDelaySeconds } from "../domain/invitations";
 import type { Env } from "../env";
 import { giveUpInvitationEmail, sendInvitationEmail } from "../services/email/invitation-mail";
+import { log } from "../services/log";
 
 export const EMAIL_QUEUE = "email";
 export const EMAIL_DEAD_LETTERS = "email-dlq";
@@ -8,12 +9,6 @@ export const EMAIL_DEAD_LETTERS = "email-dlq";
 /** An invitation's e-mail with the raw token of its link, which only the e-mail may carry on. */
 export type EmailQueueMessage = { type: "invitation"; invitation_id: string; token: string };
 
-function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, msg, ...fields });
-  if (level === "error") console.error(line);
-  else if (level === "warn") console.warn(line);
-  else console.log(line);
-}
 
 async function deliver(message: Message<EmailQueueMessage>, env: Env): Promise<void> {
   const fields = { invitation_id: message.body.invitation_id, attempt: message.attempts };

@@ -3,6 +3,7 @@ import { findRunnerJob } from "../db/runner-jobs";
 import { DISPATCH_ATTEMPTS, dispatchRetryDelaySeconds, isFinalStatus } from "../domain/runner-jobs";
 import type { Env } from "../env";
 import { dispatchRunnerJob, giveUpRunnerJob, notifyOwner, requestNotification } from "../services/runner/jobs";
+import { log } from "../services/log";
 
 export const RUNNER_JOBS_QUEUE = "runner-jobs";
 export const RUNNER_JOBS_DEAD_LETTERS = "runner-jobs-dlq";
@@ -10,12 +11,6 @@ export const RUNNER_JOBS_DEAD_LETTERS = "runner-jobs-dlq";
 /** `dispatch`: hand the job to the runner. `notify`: run the owner's completion handler. */
 export type RunnerQueueMessage = { type: "dispatch"; job_id: string } | { type: "notify"; job_id: string };
 
-function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, msg, ...fields });
-  if (level === "error") console.error(line);
-  else if (level === "warn") console.warn(line);
-  else console.log(line);
-}
 
 async function dispatch(message: Message<RunnerQueueMessage>, env: Env): Promise<void> {
   const jobId = message.body.job_id;

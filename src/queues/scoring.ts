@@ -1,13 +1,11 @@
 import type { ScoringMessage } from "../domain/attempts";
 import type { Env } from "../env";
 import { recordStartFailure, startScoring } from "../services/scoring/start";
+import { log } from "../services/log";
 
 export const SCORING_QUEUE = "scoring";
 export const SCORING_DEAD_LETTERS = "scoring-dlq";
 
-function log(level: "warn" | "error", msg: string, fields: Record<string, unknown>): void {
-  console.error(JSON.stringify({ level, msg, ...fields }));
-}
 
 /** Consumer of `scoring`: starts scoring each submitted attempt (a re-score when asked). */
 export async function consumeScoring(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {

@@ -4,6 +4,7 @@ import { IMPORT_ATTEMPTS, importRetryDelaySeconds } from "../domain/tasks";
 import type { Env } from "../env";
 import { RepoHostError } from "../services/repohost/errors";
 import { failTask, importTask, repoHostFailureReason, TaskImportFailure } from "../services/tasks/import";
+import { log } from "../services/log";
 
 export const TASK_IMPORT_QUEUE = "task-import";
 export const TASK_IMPORT_DEAD_LETTERS = "task-import-dlq";
@@ -12,11 +13,6 @@ export interface TaskImportMessage {
   task_id: string;
 }
 
-function log(level: "info" | "warn" | "error", msg: string, fields: Record<string, unknown>): void {
-  const line = JSON.stringify({ level, msg, ...fields });
-  if (level === "error") console.error(line);
-  else console.log(line);
-}
 
 async function handle(message: Message<TaskImportMessage>, env: Env): Promise<void> {
   const taskId = message.body.task_id;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import pkg from "../../package.json";
 import { jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { json } from "../http/errors";
+import { log } from "../services/log";
 
 const HealthSchema = z
   .object({
@@ -26,7 +27,7 @@ export class GetHealth extends PublicEndpoint {
     try {
       await env.DB.prepare("SELECT 1").first();
     } catch (e) {
-      console.error(JSON.stringify({ level: "error", msg: "health: database check failed", error: String(e) }));
+      log("error", "health: database check failed", { error: String(e) });
       database = "error";
     }
     const status = database === "ok" ? "ok" : "degraded";

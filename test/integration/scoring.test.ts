@@ -1,21 +1,16 @@
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 import { b64, patchChanges, startedAttempt, submit } from "../support/worker/attempts";
-import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
+import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
 
-// The runner is the one outside party faked: it accepts every job; the tests play its callbacks.
-const realFetch = globalThis.fetch;
+// The sandbox runner is the one outside party faked: it accepts every job; the tests play its callbacks.
+let restoreFetch: () => void;
 beforeAll(() => {
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
-    const job = (await request.json()) as { job_id: string };
-    return Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
-  });
+  restoreFetch = acceptingRunner();
 });
-afterAll(() => vi.restoreAllMocks());
+afterAll(() => restoreFetch());
 
 const TEST_PATCH = "diff --git a/test/x.test.js b/test/x.test.js\n--- a/test/x.test.js\n+++ b/test/x.test.js\n@@ -1 +1 @@\n-a\n+b\n";
 

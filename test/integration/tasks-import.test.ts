@@ -1,24 +1,18 @@
 import { env } from "cloudflare:workers";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
-import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
+import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-import";
 
-// The sandbox runner is the one outside party faked here: it accepts every job, and the
-// tests play its callbacks. The repo host is real (the dev repo host of the global set-up).
-const realFetch = globalThis.fetch;
+// The sandbox runner is the one outside party faked: it accepts every job; the tests play its callbacks.
+let restoreFetch: () => void;
 beforeAll(() => {
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
-    const job = (await request.json()) as { job_id: string };
-    return Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
-  });
+  restoreFetch = acceptingRunner();
 });
-afterAll(() => vi.restoreAllMocks());
+afterAll(() => restoreFetch());
 
 describe("POST /tasks/import-pr: refusals", () => {
   it.each([

@@ -19,6 +19,7 @@ import {
 } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
 import { HttpError } from "../../http/errors";
+import { log } from "../log";
 import { artifactStorage } from "../storage/storage";
 import { postRunnerJob, type DispatchResult } from "./client";
 import { runnerJobHandler } from "./completion";
@@ -135,7 +136,7 @@ export async function notifyOwner(env: Env, jobId: string): Promise<void> {
   if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
   const handler = runnerJobHandler(job.ownerType);
   if (!handler) {
-    console.warn(JSON.stringify({ level: "warn", msg: "runner job: no completion handler", job_id: jobId, owner_type: job.ownerType }));
+    log("warn", "runner job: no completion handler", { job_id: jobId, owner_type: job.ownerType });
     return;
   }
   const keys = runnerJobKeys(jobId);
