@@ -1,7 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { TaskStatus } from "../../../src/domain/tasks";
 import { call, sessionToken, uniqueSubject } from "./client";
+import { insertReadyTask } from "./tasks";
 
 /** A signed-in user: their session token and user id (the user record exists). */
 export interface TestUser {
@@ -23,26 +25,17 @@ export async function signIn(claims: { role?: string; org_id?: string } = {}): P
 export async function seedTask(
   creator: TestUser,
   orgId: string,
-  opts: { visibility?: "PRIVATE_ORG" | "PUBLIC"; timeLimitMinutes?: number | null; status?: string; archived?: boolean } = {},
+  opts: { visibility?: "PRIVATE_ORG" | "PUBLIC"; timeLimitMinutes?: number | null; status?: TaskStatus; archived?: boolean } = {},
 ): Promise<string> {
-  const id = `task_${crypto.randomUUID().replaceAll("-", "")}`;
-  await env.DB.prepare(
-    `INSERT INTO tasks (id, organization_id, visibility, tags, title, status, source_host, source_api_base, source_owner,
-       source_repo, pr_number, pr_url, time_limit_minutes, created_by, archived_at)
-     VALUES (?, ?, ?, '[]', 'Fix the bug', ?, 'https://github.com', 'https://api.github.com', 'acme', 'demo', 1,
-       'https://github.com/acme/demo/pull/1', ?, ?, ?)`,
-  )
-    .bind(
-      id,
-      orgId,
-      opts.visibility ?? "PRIVATE_ORG",
-      opts.status ?? "READY",
-      opts.timeLimitMinutes === undefined ? 90 : opts.timeLimitMinutes,
-      creator.id,
-      opts.archived ? new Date().toISOString() : null,
-    )
-    .run();
-  return id;
+  const task = await insertReadyTask(orgId, {
+    createdBy: creator.id,
+    title: "Fix the bug",
+    visibility: opts.visibility ?? "PRIVATE_ORG",
+    status: opts.status ?? "READY",
+    timeLimitMinutes: opts.timeLimitMinutes === undefined ? 90 : opts.timeLimitMinutes,
+    archivedAt: opts.archived ? new Date().toISOString() : null,
+  });
+  return task.id;
 }
 
 /** Assigns a task to a candidate, as accepting an invitation does. */

@@ -1,11 +1,12 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { database } from "../../../src/db/client";
-import { invitations, organizations, tasks } from "../../../src/db/schema";
+import { invitations, organizations } from "../../../src/db/schema";
 import type { TaskRow } from "../../../src/db/tasks";
 import type { OutboxRecord } from "../../../src/domain/outbox";
 import type { TaskStatus, TaskVisibility } from "../../../src/domain/tasks";
 import { call, sessionToken, uniqueSubject, type Claims } from "./client";
+import { insertReadyTask } from "./tasks";
 
 export interface Person {
   token: string;
@@ -48,30 +49,12 @@ export async function insertTask(opts: {
   status?: TaskStatus;
   visibility?: TaskVisibility;
 }): Promise<TaskRow> {
-  const id = `tsk_${crypto.randomUUID().replaceAll("-", "")}`;
-  const now = new Date().toISOString();
-  return database(env.DB)
-    .insert(tasks)
-    .values({
-      id,
-      organizationId: opts.organizationId,
-      visibility: opts.visibility ?? "PRIVATE_ORG",
-      tags: [],
-      title: opts.title ?? `Fix the parser (${id.slice(-6)})`,
-      status: opts.status ?? "READY",
-      sourceHost: "https://github.com",
-      sourceApiBase: "https://api.github.com",
-      sourceOwner: "acme",
-      sourceRepo: "parser",
-      prNumber: 7,
-      prUrl: "https://github.com/acme/parser/pull/7",
-      createdBy: opts.createdBy,
-      createdAt: now,
-      updatedAt: now,
-      readyAt: now,
-    })
-    .returning()
-    .get();
+  return insertReadyTask(opts.organizationId, {
+    createdBy: opts.createdBy,
+    title: opts.title ?? `Fix the parser (${crypto.randomUUID().slice(0, 6)})`,
+    ...(opts.status && { status: opts.status }),
+    ...(opts.visibility && { visibility: opts.visibility }),
+  });
 }
 
 /** The test's clock: moves an invitation's expiry, since the API's clock is the real one. */

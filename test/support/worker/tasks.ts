@@ -33,10 +33,10 @@ export async function taskUntil(taskId: string, done: (t: TaskRow) => boolean, t
   }
 }
 
-/** A READY task row as the import pipeline leaves it, for tests of what comes after import. */
+/** A READY task row as the import pipeline leaves it, for tests of what comes after import (the one task seeder). */
 export async function insertReadyTask(org: string, overrides: Partial<TaskRow> = {}): Promise<TaskRow> {
   const db = database(env.DB);
-  const creator = await env.DB.prepare("SELECT id FROM users LIMIT 1").first<{ id: string }>();
+  const creator = overrides.createdBy ?? (await env.DB.prepare("SELECT id FROM users LIMIT 1").first<{ id: string }>())?.id;
   if (!creator) throw new Error("insertReadyTask needs one user: call the API with a token first");
   await env.DB.prepare("INSERT OR IGNORE INTO organizations (id, name, plan_id) VALUES (?, ?, 'free')").bind(org, org).run();
   const id = `tsk_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -67,7 +67,7 @@ export async function insertReadyTask(org: string, overrides: Partial<TaskRow> =
       passToPass: ["slugify::keeps"],
       testFiles: ["test/slugify.test.js"],
       snapshotSha256: "c".repeat(64),
-      createdBy: creator.id,
+      createdBy: creator,
       createdAt: now,
       updatedAt: now,
       readyAt: now,
