@@ -4,6 +4,8 @@
  * always passed in, so the rules are tested at any instant without waiting.
  */
 
+import { backoffSeconds } from "./backoff";
+
 /**
  * unused: open, the link works; used: accepted (final); expired: unused past its expiry
  * (a resend reopens it); revoked: withdrawn by the organization (final).
@@ -103,7 +105,7 @@ export const EMAIL_SEND_ATTEMPTS = 8;
 
 /** Seconds before delivery `attempt + 1`: 30, 60, 120 ... at most 15 minutes. */
 export function emailRetryDelaySeconds(attempt: number): number {
-  return Math.min(900, 30 * 2 ** Math.max(0, attempt - 1));
+  return backoffSeconds(attempt, 30, 900);
 }
 
 /**

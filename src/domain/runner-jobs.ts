@@ -1,3 +1,5 @@
+import { backoffSeconds } from "./backoff";
+
 /**
  * Jobs the Worker hands to the sandbox runner (docs/runner-protocol.md): what a caller asks
  * for, how it becomes the runner's `POST /jobs` body, and the dispatch retry policy.
@@ -17,6 +19,21 @@ export type RunnerJobStatus = (typeof RUNNER_JOB_STATUSES)[number];
 
 export function isFinalStatus(status: RunnerJobStatus): status is FinalRunnerJobStatus {
   return (FINAL_RUNNER_JOB_STATUSES as readonly string[]).includes(status);
+}
+
+/**
+ * The owner id of one job of a process with several steps (task validation, scoring):
+ * `{id}/{step}`. The step travels with the job, so its completion is matched to its step
+ * without first writing the job's id anywhere (a callback may come back before that).
+ */
+export function stepOwnerId(id: string, step: string): string {
+  return `${id}/${step}`;
+}
+
+export function parseStepOwnerId<S extends string>(ownerId: string, steps: readonly S[]): { id: string; step: S } | undefined {
+  const [id, step, ...rest] = ownerId.split("/");
+  if (!id || rest.length || !(steps as readonly string[]).includes(step ?? "")) return undefined;
+  return { id, step: step as S };
 }
 
 export interface RunnerJobOwner {
@@ -119,7 +136,7 @@ export const DISPATCH_ATTEMPTS = 6;
 
 /** Seconds before delivery `attempt + 1`: 5, 10, 20, 40, 80 (2.5 minutes in all), at most 5 minutes. */
 export function dispatchRetryDelaySeconds(attempt: number): number {
-  return Math.min(300, 5 * 2 ** Math.max(0, attempt - 1));
+  return backoffSeconds(attempt, 5, 300);
 }
 
 /**

@@ -43,19 +43,9 @@ export function scoringJobFiles(files: FrozenFile[], taskTestFiles: string[], ba
   };
 }
 
-/** The scoring run a job belongs to, carried in the job's owner id like task validation's. */
+/** The two runs of a scoring round; each job's owner id names its step (stepOwnerId). */
 export const SCORING_STEPS = ["hidden", "workspace"] as const;
 export type ScoringStep = (typeof SCORING_STEPS)[number];
-
-export function scoringOwnerId(scoreId: string, step: ScoringStep): string {
-  return `${scoreId}/${step}`;
-}
-
-export function parseScoringOwnerId(ownerId: string): { scoreId: string; step: ScoringStep } | undefined {
-  const [scoreId, step, ...rest] = ownerId.split("/");
-  if (!scoreId || rest.length || !(SCORING_STEPS as readonly string[]).includes(step ?? "")) return undefined;
-  return { scoreId, step: step as ScoringStep };
-}
 
 /** Runner failures that say nothing about the candidate's code are retried this many times in all. */
 export const SCORING_TRIES = 3;

@@ -1,5 +1,7 @@
 /** The task resource's vocabulary and the rules on who sees what of it. */
 
+import { backoffSeconds } from "./backoff";
+
 export const TASK_STATUSES = ["IMPORTING", "PREPARING", "VALIDATING", "READY", "FAILED"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -60,20 +62,6 @@ export function detectLanguage(paths: string[]): string | null {
 export const VALIDATION_STEPS = ["prepare", "base", "solution"] as const;
 export type ValidationStep = (typeof VALIDATION_STEPS)[number];
 
-/**
- * A validation job's owner id carries its step, so its completion is matched to the task
- * without first writing the job's id on the task (a callback may come back before that).
- */
-export function validationOwnerId(taskId: string, step: ValidationStep): string {
-  return `${taskId}/${step}`;
-}
-
-export function parseValidationOwnerId(ownerId: string): { taskId: string; step: ValidationStep } | undefined {
-  const [taskId, step, ...rest] = ownerId.split("/");
-  if (!taskId || rest.length || !(VALIDATION_STEPS as readonly string[]).includes(step ?? "")) return undefined;
-  return { taskId, step: step as ValidationStep };
-}
-
 /** Where a task's archives and patches live in the bucket. */
 export function taskKeys(taskId: string) {
   const base = `tasks/${taskId}`;
@@ -87,7 +75,7 @@ export function taskKeys(taskId: string) {
 /** Delay before import attempt `attempt + 1`: the host's own word when it gave one, else 5, 10, 20 ... s. */
 export function importRetryDelaySeconds(attempt: number, retryAfterSeconds: number | undefined, baseSeconds: number): number {
   if (retryAfterSeconds !== undefined) return Math.min(900, Math.max(1, retryAfterSeconds));
-  return Math.min(900, baseSeconds * 2 ** Math.max(0, attempt - 1));
+  return backoffSeconds(attempt, baseSeconds, 900);
 }
 
 export const IMPORT_ATTEMPTS = 6;

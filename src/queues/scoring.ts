@@ -1,4 +1,5 @@
 import type { ScoringMessage } from "../domain/attempts";
+import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
 import { recordStartFailure, startScoring } from "../services/scoring/start";
 import { log } from "../services/log";
@@ -16,7 +17,7 @@ export async function consumeScoring(batch: MessageBatch<ScoringMessage>, env: E
         message.ack();
       } catch (e) {
         log("warn", "scoring: start failed, retrying", { attempt_id: message.body.attempt_id, attempt: message.attempts, error: String(e) });
-        message.retry({ delaySeconds: Math.min(300, 5 * 2 ** (message.attempts - 1)) });
+        message.retry({ delaySeconds: backoffSeconds(message.attempts, 5, 300) });
       }
     }),
   );

@@ -3,9 +3,8 @@ import { describe, expect, it } from "vitest";
 import { membershipRole } from "../../src/db/accounts";
 import { database } from "../../src/db/client";
 import { hashInviteToken } from "../../src/domain/invitations";
-import { call, errorBody } from "../support/worker/client";
+import { call, errorBody, eventually } from "../support/worker/client";
 import {
-  eventually,
   insertTask,
   invitationRow,
   outboxMail,

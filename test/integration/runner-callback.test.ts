@@ -5,7 +5,8 @@ import { findRunnerJob, markDispatched } from "../../src/db/runner-jobs";
 import { runnerJobKeys } from "../../src/domain/runner-jobs";
 import { giveUpRunnerJob } from "../../src/services/runner/jobs";
 import { call, errorBody, freshIp } from "../support/worker/client";
-import { callbackFor, createJob, eventually, notified, postCallback, runnerHeaders } from "../support/worker/runner";
+import { eventually } from "../support/worker/client";
+import { callbackFor, createJob, notified, postCallback, runnerHeaders } from "../support/worker/runner";
 
 const db = () => database(env.DB);
 const row = async (id: string) => (await findRunnerJob(db(), id))!;

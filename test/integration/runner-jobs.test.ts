@@ -8,12 +8,12 @@ import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/queues/runner-jobs";
 import { enqueueRunnerJob } from "../../src/services/runner/jobs";
 import { artifactStorage } from "../../src/services/storage/storage";
+import { eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
 import {
   accepted,
   callbackFor,
   createJob,
-  eventually,
   failOnce,
   fakeRunner,
   notified,

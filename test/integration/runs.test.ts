@@ -10,7 +10,7 @@ import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/queues/runner-jobs";
 import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
-import { eventually } from "../support/worker/invitations";
+import { eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
 import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { insertReadyTask } from "../support/worker/tasks";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskKeys } from "../../src/domain/tasks";
-import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
+import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 import { b64, patchChanges, startedAttempt, submit } from "../support/worker/attempts";
 import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
 
@@ -24,12 +24,10 @@ interface ScoreRow {
 }
 
 async function scoreRow(attemptId: string, done: (r: ScoreRow) => boolean): Promise<ScoreRow> {
-  for (let i = 0; i < 200; i++) {
+  return eventually(async () => {
     const row = await env.DB.prepare("SELECT * FROM scores WHERE attempt_id = ? ORDER BY created_at DESC LIMIT 1").bind(attemptId).first<ScoreRow>();
-    if (row && done(row)) return row;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`no score row of ${attemptId} as expected`);
+    return row && done(row) ? row : undefined;
+  }, 20_000);
 }
 
 /** A submitted attempt on a task that has what scoring reads: its test patch, framework and test files. */

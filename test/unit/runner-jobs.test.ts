@@ -7,8 +7,10 @@ import {
   dispatchRetryDelaySeconds,
   dispatchVerdict,
   newRunnerJobId,
+  parseStepOwnerId,
   runnerJobKeys,
   runnerJobPayload,
+  stepOwnerId,
   type RunnerJobSpec,
 } from "../../src/domain/runner-jobs";
 import { storageKeyProblem } from "../../src/domain/storage-keys";
@@ -120,5 +122,16 @@ describe("object keys", () => {
 
   it.each(["", "/abs", "a//b", "a/../b", "..", "./a", "a b", "a/", "é", "a\\b", "x".repeat(513)])("%j is refused", (key) => {
     expect(storageKeyProblem(key)).toEqual(expect.any(String));
+  });
+});
+
+describe("step owner ids", () => {
+  it("carry the step of a job and give it back only for known steps", () => {
+    const steps = ["base", "solution"] as const;
+    expect(stepOwnerId("tsk_1", "base")).toBe("tsk_1/base");
+    expect(parseStepOwnerId("tsk_1/solution", steps)).toEqual({ id: "tsk_1", step: "solution" });
+    expect(parseStepOwnerId("tsk_1/prepare", steps)).toBeUndefined();
+    expect(parseStepOwnerId("tsk_1/base/x", steps)).toBeUndefined();
+    expect(parseStepOwnerId("/base", steps)).toBeUndefined();
   });
 });

@@ -92,6 +92,12 @@ export async function requestNotification(env: Env, jobId: string): Promise<void
   await env.RUNNER_JOBS.send({ type: "notify", job_id: jobId });
 }
 
+/** A finished job's full result as the runner reported it; null when the Worker gave the job up. */
+export async function readRunnerResult(env: Env, jobId: string): Promise<RunnerCallback | null> {
+  const object = await artifactStorage(env).get(runnerJobKeys(jobId).result);
+  return object ? object.json<RunnerCallback>() : null;
+}
+
 /** Ends a job as ERROR from the Worker's side, unless a result got there first. */
 export async function giveUpRunnerJob(env: Env, jobId: string, reason: string): Promise<void> {
   if (await finishRunnerJob(database(env.DB), jobId, { status: "ERROR", reason, result: null })) {

@@ -2,6 +2,7 @@ import type { RunnerCallback } from "../../domain/runner-callback";
 import { runnerJobKeys } from "../../domain/runner-jobs";
 import type { RunSummary } from "../../domain/runs";
 import type { Env } from "../../env";
+import { readRunnerResult } from "../runner/jobs";
 import { artifactStorage } from "../storage/storage";
 
 /** Presigned downloads of a finished run's JUnit XML and log; null for an artifact the runner did not upload. */
@@ -22,9 +23,9 @@ export async function runResults(
 ): Promise<{ tests: RunnerCallback["tests"]; artifacts: RunArtifacts }> {
   const storage = artifactStorage(env);
   const keys = runnerJobKeys(jobId);
-  const stored = await storage.get(keys.result);
+  const stored = await readRunnerResult(env, jobId);
   if (!stored) throw new Error(`runner job ${jobId} is missing its result at ${keys.result}`);
-  const { tests } = await stored.json<RunnerCallback>();
+  const { tests } = stored;
   const [junit, logs] = await Promise.all([
     summary.artifacts.junit ? storage.presignGet(keys.junit, urlTtlSeconds) : null,
     summary.artifacts.log ? storage.presignGet(keys.log, urlTtlSeconds) : null,

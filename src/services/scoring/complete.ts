@@ -4,21 +4,16 @@ import { findRunnerJob } from "../../db/runner-jobs";
 import { scores } from "../../db/schema";
 import { findScore, updateScoring } from "../../db/scores";
 import { findTask } from "../../db/tasks";
-import type { RunnerCallback } from "../../domain/runner-callback";
-import { isFinalStatus, runnerJobKeys } from "../../domain/runner-jobs";
-import { parseScoringOwnerId, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
+import { isFinalStatus, parseStepOwnerId } from "../../domain/runner-jobs";
+import { SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
 import { bytesToBase64 } from "../../domain/overlay";
 import { attemptObject } from "../../durable/attempt";
 import type { Env } from "../../env";
 import type { FinishedRunnerJob } from "../runner/completion";
-import { artifactStorage } from "../storage/storage";
+import { readRunnerResult } from "../runner/jobs";
 import { buildReport, hiddenRunOf } from "./report";
 import { runScoringJobs } from "./start";
 
-async function fullResult(env: Env, jobId: string): Promise<RunnerCallback | null> {
-  const object = await artifactStorage(env).get(runnerJobKeys(jobId).result);
-  return object ? object.json<RunnerCallback>() : null;
-}
 
 /**
  * Completion handler of scoring's runner jobs (owner type `scoring`). When both runs of the
@@ -27,10 +22,10 @@ async function fullResult(env: Env, jobId: string): Promise<RunnerCallback | nul
  * then records the failure. Runs at least once per job; every step is conditional.
  */
 export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
-  const owner = parseScoringOwnerId(job.owner.owner_id);
+  const owner = parseStepOwnerId(job.owner.owner_id, SCORING_STEPS);
   if (!owner) return;
   const db = database(env.DB);
-  const score = await findScore(db, owner.scoreId);
+  const score = await findScore(db, owner.id);
   if (!score) return;
   if (score.status === "scored") {
     await attemptObject(env, score.attemptId).markScored(score.id);
@@ -67,8 +62,8 @@ export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Pr
   const task = record && (await findTask(db, record.task_id));
   if (!record || !task) throw new Error(`score ${score.id}: attempt or task missing`);
   const [hiddenResult, workspaceResult, frozen] = await Promise.all([
-    fullResult(env, hidden.id),
-    fullResult(env, workspace.id),
+    readRunnerResult(env, hidden.id),
+    readRunnerResult(env, workspace.id),
     attemptObject(env, score.attemptId).frozenOverlay(),
   ]);
   const ignored = scoringJobFiles(

@@ -4,7 +4,8 @@ import { scores } from "../../db/schema";
 import { findTask } from "../../db/tasks";
 import { bytesToBase64 } from "../../domain/overlay";
 import { RUBRIC_VERSION } from "../../domain/scoring";
-import { scoringJobFiles, scoringOwnerId, type FrozenFile } from "../../domain/scoring-jobs";
+import { stepOwnerId } from "../../domain/runner-jobs";
+import { scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import { attemptObject } from "../../durable/attempt";
 import type { Env } from "../../env";
@@ -57,14 +58,14 @@ export async function runScoringJobs(env: Env, scoreId: string, attemptId: strin
   };
   const hidden = await enqueueRunnerJob(env, {
     ...common,
-    owner: { owner_type: "scoring", owner_id: scoringOwnerId(scoreId, "hidden") },
+    owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
     files: jobFiles.hidden,
     patches: [testPatch],
     test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand },
   });
   const workspace = await enqueueRunnerJob(env, {
     ...common,
-    owner: { owner_type: "scoring", owner_id: scoringOwnerId(scoreId, "workspace") },
+    owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "workspace") },
     files: jobFiles.workspace,
     test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand, coverage: true },
     coverage_files: jobFiles.coverageFiles,

@@ -4,7 +4,8 @@ import { tasks } from "../../db/schema";
 import { findTask, type TaskRow } from "../../db/tasks";
 import { binaryContentPaths, completeBinaryPatches } from "../../domain/patch-binary";
 import { checkPrSize, checkSplit, PR_LIMITS, splitPatch } from "../../domain/patch-split";
-import { detectLanguage, taskKeys, validationOwnerId, type TaskStatus } from "../../domain/tasks";
+import { stepOwnerId } from "../../domain/runner-jobs";
+import { detectLanguage, taskKeys, type TaskStatus } from "../../domain/tasks";
 import type { Env } from "../../env";
 import { RepoHostError } from "../repohost/errors";
 import { enqueueRunnerJob } from "../runner/jobs";
@@ -103,7 +104,7 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
   // race below and its completion is ignored (its id is not the task's).
   const job = await enqueueRunnerJob(env, {
     kind: "prepare",
-    owner: { owner_type: "task_validation", owner_id: validationOwnerId(taskId, "prepare") },
+    owner: { owner_type: "task_validation", owner_id: stepOwnerId(taskId, "prepare") },
     snapshot: { key: keys.snapshot, sha256: snapshot.sha256 },
     patches: [testPatch],
     test: { framework: "auto" },

@@ -3,13 +3,12 @@ import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
 import { tasks } from "../../db/schema";
 import { findTask, type TaskRow } from "../../db/tasks";
-import type { RunnerCallback } from "../../domain/runner-callback";
-import { isFinalStatus, runnerJobKeys, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
-import { taskKeys, parseValidationOwnerId, validationOwnerId } from "../../domain/tasks";
+import { isFinalStatus, parseStepOwnerId, stepOwnerId, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
+import { taskKeys, VALIDATION_STEPS } from "../../domain/tasks";
 import { computeTestOutcomes, type TestResult } from "../../domain/test-outcomes";
 import type { Env } from "../../env";
 import type { FinishedRunnerJob } from "../runner/completion";
-import { enqueueRunnerJob } from "../runner/jobs";
+import { enqueueRunnerJob, readRunnerResult } from "../runner/jobs";
 import { artifactStorage } from "../storage/storage";
 import { failTask } from "./import";
 
@@ -59,12 +58,12 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
   };
   const base = await enqueueRunnerJob(env, {
     ...common,
-    owner: { owner_type: "task_validation", owner_id: validationOwnerId(task.id, "base") },
+    owner: { owner_type: "task_validation", owner_id: stepOwnerId(task.id, "base") },
     patches: [testPatch],
   });
   const solution = await enqueueRunnerJob(env, {
     ...common,
-    owner: { owner_type: "task_validation", owner_id: validationOwnerId(task.id, "solution") },
+    owner: { owner_type: "task_validation", owner_id: stepOwnerId(task.id, "solution") },
     patches: [testPatch, solutionPatch],
   });
   await db
@@ -83,10 +82,6 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
     .where(and(eq(tasks.id, task.id), eq(tasks.status, "PREPARING")));
 }
 
-async function fullResult(env: Env, jobId: string): Promise<RunnerCallback | null> {
-  const object = await artifactStorage(env).get(runnerJobKeys(jobId).result);
-  return object ? object.json<RunnerCallback>() : null;
-}
 
 /**
  * One of the two validation runs ended. Whichever handler sees both final decides; both may,
@@ -107,8 +102,8 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
     return failTask(db, task.id, `Validation at the base commit failed: ${describeJobFailure({ status: base.status, reason: base.reason })}.`);
   }
   const [baseResult, solutionResult] = await Promise.all([
-    base.status === "SUCCEEDED" ? fullResult(env, base.id) : Promise.resolve(null),
-    fullResult(env, solution.id),
+    base.status === "SUCCEEDED" ? readRunnerResult(env, base.id) : Promise.resolve(null),
+    readRunnerResult(env, solution.id),
   ]);
   if (!solutionResult) throw new Error(`validation result of job ${solution.id} is missing`);
   const outcomes = computeTestOutcomes((baseResult?.tests ?? []) as TestResult[], solutionResult.tests as TestResult[]);
@@ -122,9 +117,9 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
 
 /** Completion handler of the runner jobs of a task's validation (owner type `task_validation`). */
 export async function onTaskValidationJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
-  const owner = parseValidationOwnerId(job.owner.owner_id);
+  const owner = parseStepOwnerId(job.owner.owner_id, VALIDATION_STEPS);
   if (!owner) return;
-  const task = await findTask(database(env.DB), owner.taskId);
+  const task = await findTask(database(env.DB), owner.id);
   if (!task) return;
   if (owner.step === "prepare") return onPrepared(env, task, job);
   // The task may not show the run's id yet if this callback beat the update after queuing.

@@ -69,3 +69,14 @@ export async function errorBody(res: Response): Promise<{ detail: unknown; error
   if (!("detail" in body)) throw new Error(`not an error body: ${JSON.stringify(body)}`);
   return body;
 }
+
+/** Polls until `probe` returns a value (real queue deliveries arrive within about a second). */
+export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

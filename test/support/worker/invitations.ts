@@ -5,7 +5,7 @@ import { invitations, organizations } from "../../../src/db/schema";
 import type { TaskRow } from "../../../src/db/tasks";
 import type { OutboxRecord } from "../../../src/domain/outbox";
 import type { TaskStatus, TaskVisibility } from "../../../src/domain/tasks";
-import { call, sessionToken, uniqueSubject, type Claims } from "./client";
+import { call, eventually, sessionToken, uniqueSubject, type Claims } from "./client";
 import { insertReadyTask } from "./tasks";
 
 export interface Person {
@@ -66,17 +66,6 @@ export async function invitationRow(inviteId: string) {
   const row = await database(env.DB).select().from(invitations).where(eq(invitations.id, inviteId)).get();
   if (!row) throw new Error(`no invitation ${inviteId}`);
   return row;
-}
-
-/** Polls until `probe` returns a value (real queue deliveries arrive within about a second). */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The outbox e-mail of an invitation's `version`th link, once the e-mail queue has sent it. */

@@ -59,14 +59,3 @@ export function fakeRunner(answer: (job: Record<string, unknown>) => Response | 
 }
 
 export const accepted = (job: Record<string, unknown>) => Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
-
-/** Polls until `probe` returns a value (real queue deliveries arrive within about a second). */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -3,7 +3,7 @@ import { inject } from "vitest";
 import { database } from "../../../src/db/client";
 import { tasks } from "../../../src/db/schema";
 import { findTask, type TaskRow } from "../../../src/db/tasks";
-import { call, sessionToken, uniqueSubject } from "./client";
+import { call, eventually, sessionToken, uniqueSubject } from "./client";
 
 /** A pull request URL on the dev repo host that the integration suite starts. */
 export function prUrl(repo: string, number: number): string {
@@ -22,15 +22,12 @@ export async function importPr(token: string, org: string, url: string, extra: R
   });
 }
 
-/** Polls the task's row until `done` holds (queue deliveries arrive within about a second). */
+/** Polls the task's row until `done` holds. */
 export async function taskUntil(taskId: string, done: (t: TaskRow) => boolean, timeoutMs = 20_000): Promise<TaskRow> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const task = await findTask(database(env.DB), taskId);
-    if (task && done(task)) return task;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} is ${task?.status} (${task?.failureReason}) after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return task && done(task) ? task : undefined;
+  }, timeoutMs);
 }
 
 /** A READY task row as the import pipeline leaves it, for tests of what comes after import (the one task seeder). */
