@@ -28,6 +28,8 @@ const envSchema = z.object({
   RUNNER_NPM_REGISTRY: z.url().default("https://registry.npmjs.org/"),
   RUNNER_PIP_INDEX_URL: z.url().default("https://pypi.org/simple"),
   RUNNER_LINT_MODULES: z.string().min(1).optional(),
+  RUNNER_EGRESS_EXTRA_HOSTS: z.string().optional(),
+  RUNNER_CGROUPS: z.enum(["auto", "off"]).default("auto"),
 });
 
 export interface RunnerConfig {
@@ -40,6 +42,13 @@ export interface RunnerConfig {
   unsafeNoSandbox: boolean;
   npmRegistry: string;
   pipIndexUrl: string;
+  /**
+   * Hosts (`host` or `host:port`, https) prepare jobs may reach besides the two registries:
+   * where the registries keep their files. Default: PyPI's file host when the index is PyPI.
+   */
+  egressExtraHosts: string[];
+  /** Per-job control groups when the runner can create them ("auto"), or never ("off"). */
+  cgroups: "auto" | "off";
   /** Node binary made visible inside the sandbox as /opt/node/bin/node. */
   nodeBinary: string;
   /** node_modules directory holding eslint, @eslint/js, typescript-eslint and typescript for lint jobs. */
@@ -69,6 +78,8 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
     unsafeNoSandbox: false,
     npmRegistry: "https://registry.npmjs.org/",
     pipIndexUrl: "https://pypi.org/simple",
+    egressExtraHosts: defaultExtraHosts(input.pipIndexUrl ?? "https://pypi.org/simple"),
+    cgroups: "auto",
     nodeBinary: process.execPath,
     lintModules: defaultLintModules(),
     sandboxUidBase: 61000,
@@ -97,6 +108,12 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     unsafeNoSandbox: e.RUNNER_UNSAFE_NO_SANDBOX,
     npmRegistry: e.RUNNER_NPM_REGISTRY,
     pipIndexUrl: e.RUNNER_PIP_INDEX_URL,
+    cgroups: e.RUNNER_CGROUPS,
+    ...(e.RUNNER_EGRESS_EXTRA_HOSTS !== undefined && { egressExtraHosts: e.RUNNER_EGRESS_EXTRA_HOSTS.split(",").map((h) => h.trim()).filter(Boolean) }),
     ...(e.RUNNER_LINT_MODULES ? { lintModules: resolve(e.RUNNER_LINT_MODULES) } : {}),
   });
+}
+
+function defaultExtraHosts(pipIndexUrl: string): string[] {
+  return new URL(pipIndexUrl).hostname === "pypi.org" ? ["files.pythonhosted.org"] : [];
 }

@@ -7,6 +7,7 @@ import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
+import { EgressProxy, type EgressTarget } from "./egress-proxy";
 import type { Callback, Job, LintReport, TestResult } from "./job-schema";
 import type { Logger } from "./log";
 import { tail } from "./output-capture";
@@ -15,12 +16,16 @@ import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
 import { type CoverageDetail, countResults, parseJUnit, parseLcov, ReportError } from "./reports";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
+import { EGRESS_SOCKET, type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
 import { TransferError, upload } from "./transfer";
 import { deleteWorkspacePath, readRegularFile, writeWorkspaceFile } from "./workspace-fs";
 
 export interface ExecutionContext {
   config: RunnerConfig;
+  /** An empty bare repository: the only git directory host-side git ever reads (patches.ts). */
+  emptyGitDir: string;
+  /** Hosts and ports a prepare job may reach through its egress proxy. */
+  egress: EgressTarget[];
   sandbox: Sandbox;
   /** Why the sandbox cannot be used, or null when it can (or unsafe mode is on). */
   sandboxProblem: string | null;
@@ -39,6 +44,8 @@ const ENVIRONMENT_ENTRIES = ["node_modules", ".venv"];
 const REPORT_MAX_BYTES = 64 * 1024 * 1024;
 const LOG_TAIL_BYTES = 8192;
 const REQUIREMENT_FILES = ["requirements.txt", "requirements-dev.txt", "requirements-test.txt"];
+/** The port the egress bridge listens on inside a prepare job's sandbox (its own loopback). */
+const PROXY_PORT = 3128;
 
 const KILL_REASONS: Record<Exclude<KillCause, "wall" | "aborted">, (job: Job) => string> = {
   cpu: (j) => `CPU time limit of ${j.limits.cpu_ms} ms exceeded; the process tree was killed`,
@@ -53,6 +60,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   const result = emptyCallback(job);
   const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
   const leases: CacheLease[] = [];
+  let proxy: EgressProxy | null = null;
   const runStart = { at: 0 };
   try {
     if (ctx.sandboxProblem) {
@@ -76,7 +84,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
       else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
     }
-    for (const [i, diff] of job.patches.entries()) await applyPatch(workspace, diff, jobDir, i);
+    for (const [i, diff] of job.patches.entries()) await applyPatch(workspace, diff, jobDir, i, ctx.emptyGitDir);
     if (signal.aborted) throw new UnsafeInputError(SHUTDOWN_REASON);
     const lintInput = job.kind === "test" && job.lint ? await stageLintFiles(workspace, job.lint.files, join(jobDir, "lint-ws")) : null;
 
@@ -93,16 +101,23 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const owner = ctx.sandbox.ownerFor(slot);
     if (owner) await chownTree([workspace, output], owner);
 
-    const env = sandboxEnv(ctx.config, job, inside);
-    const command = job.kind === "prepare" ? await prepareCommand(workspace) : (plan as TestPlan).argv;
+    // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
+    const env = sandboxEnv(ctx.config, job, inside, !unsafe);
+    let command = job.kind === "prepare" ? await prepareCommand(workspace) : (plan as TestPlan).argv;
+    if (command && job.kind === "prepare" && !unsafe) {
+      proxy = await EgressProxy.start(join(jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id });
+      command = [`${inside.nodeBinDir}/node`, `${inside.toolsDir}/egress-bridge.mjs`, EGRESS_SOCKET, String(PROXY_PORT), ...command];
+    }
     result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
     runStart.at = performance.now();
     const run = command
       ? await ctx.sandbox.run({
-          workspace, output, readOnlyMounts: unsafe ? [] : mounts, network: job.kind === "prepare",
+          workspace, output, readOnlyMounts: unsafe ? [] : mounts, egressSocket: proxy?.socketPath ?? null,
           command, env, limits: job.limits, slot, signal,
         })
       : null;
+    await proxy?.close();
+    proxy = null;
     if (run) {
       result.timings.run_ms = run.runMs;
       result.exit_code = run.exitCode;
@@ -130,6 +145,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     result.reason = reasonOf(err);
     if (!(err instanceof UnsafeInputError || err instanceof TransferError)) ctx.log("job_error", { job_id: job.job_id, error: String(err) });
   } finally {
+    await proxy?.close();
     for (const lease of leases) lease.release();
     await removeTree(jobDir);
   }
@@ -211,7 +227,7 @@ async function lintStaged(order: string[], input: LintInput, ctx: ExecutionConte
   const unsafe = ctx.sandbox.unsafe;
   const inside = unsafe ? { output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
   return runLint(input, order, inside, output, ctx.sandbox.eslintProblem, (command, env) =>
-    ctx.sandbox.run({ workspace: input.dir, output, readOnlyMounts: [], network: false, command, env, limits: LINT_LIMITS, slot, signal }),
+    ctx.sandbox.run({ workspace: input.dir, output, readOnlyMounts: [], egressSocket: null, command, env, limits: LINT_LIMITS, slot, signal }),
   );
 }
 
@@ -232,7 +248,7 @@ async function prepareCommand(workspace: string): Promise<string[] | null> {
   return steps.length === 0 ? null : ["/bin/sh", "-c", `set -e\n${steps.join("\n")}`];
 }
 
-function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths): Record<string, string> {
+function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, viaProxy: boolean): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${inside.workspace}/.venv/bin:${inside.workspace}/node_modules/.bin:${inside.nodeBinDir}:/usr/bin:/bin:/usr/local/bin`,
     HOME: "/tmp",
@@ -245,6 +261,17 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths): Recor
     ASSAY_WORKSPACE: inside.workspace,
     ASSAY_JUNIT_PATH: `${inside.output}/junit.xml`,
   };
+  if (job.kind === "prepare" && viaProxy) {
+    const proxy = `http://127.0.0.1:${PROXY_PORT}`;
+    Object.assign(env, {
+      HTTP_PROXY: proxy,
+      HTTPS_PROXY: proxy,
+      http_proxy: proxy,
+      https_proxy: proxy,
+      npm_config_proxy: proxy,
+      npm_config_https_proxy: proxy,
+    });
+  }
   if (job.kind === "prepare") {
     Object.assign(env, {
       npm_config_registry: config.npmRegistry,

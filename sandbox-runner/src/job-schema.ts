@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PRIORITIES } from "./pool";
 import { checkRelativePath } from "./safe-path";
 
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
@@ -60,6 +61,13 @@ export const jobSchema = z
     coverage_files: reportedPaths.default([]),
     lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),
+    schedule: z
+      .strictObject({
+        priority: z.enum(PRIORITIES),
+        attempt_id: z.string().min(1).max(128).nullable().default(null),
+        org_id: z.string().min(1).max(128).nullable().default(null),
+      })
+      .default({ priority: "interactive", attempt_id: null, org_id: null }),
     uploads: z.strictObject({ junit: httpUrl, log: httpUrl, environment: httpUrl.optional() }),
     callback_url: httpUrl,
   })

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { checkRelativePath, UnsafeInputError } from "./safe-path";
 import { linkStaysInside } from "./workspace-fs";
@@ -83,23 +83,64 @@ function unquote(path: string): string {
 }
 
 /**
+ * Creates the empty bare repository that host-side `git apply` is pointed at. With GIT_DIR
+ * set, git never looks for a repository in the workspace, whose files are the candidate's
+ * and the imported repository's: a workspace laid out as a bare repository (HEAD, objects/,
+ * refs/, config with a filter or fsmonitor command) would otherwise be read as one.
+ */
+export async function createEmptyGitDir(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const result = await run("git", ["init", "--quiet", "--bare", dir], dirname(dir), isolatedGitEnv(dir, dir));
+  if (result.code !== 0) throw new Error(`git init failed: ${result.output.trim()}`);
+}
+
+/**
+ * Nothing from the workspace or the host's configuration steers git: no system or global
+ * config, no repository discovery, no attributes file, no hooks, no fsmonitor, no pager, no
+ * replace refs, and bare repositories only when named explicitly.
+ */
+function isolatedGitEnv(gitDir: string, home: string): Record<string, string> {
+  const config: Array<[string, string]> = [
+    ["safe.bareRepository", "explicit"],
+    ["core.hooksPath", "/dev/null"],
+    ["core.fsmonitor", "false"],
+    ["core.attributesFile", "/dev/null"],
+    ["core.excludesFile", "/dev/null"],
+    ["protocol.allow", "never"],
+  ];
+  const env: Record<string, string> = {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_DIR: gitDir,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    LANG: "C",
+    GIT_CONFIG_COUNT: String(config.length),
+  };
+  for (const [i, [key, value]] of config.entries()) {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  }
+  return env;
+}
+
+/**
  * Applies the diff with `git apply` (atomic, refuses paths beyond symlinks and outside the
- * tree), after our own path checks; git is kept from finding any enclosing repository.
+ * tree), after our own path checks, in an isolated git environment (see isolatedGitEnv).
  * Links the patch created must still resolve inside the workspace.
  */
-export async function applyPatch(workspace: string, diff: string, scratchDir: string, index: number): Promise<void> {
+export async function applyPatch(workspace: string, diff: string, scratchDir: string, index: number, emptyGitDir: string): Promise<void> {
   const paths = patchPaths(diff);
   if (paths.length === 0) throw new UnsafeInputError(`patch ${index + 1} refused: no file headers found`);
   const file = join(scratchDir, `patch-${index}.diff`);
   await writeFile(file, diff.endsWith("\n") ? diff : `${diff}\n`);
-  const result = await run("git", ["apply", "--whitespace=nowarn", "-p1", file], workspace, {
-    PATH: "/usr/local/bin:/usr/bin:/bin",
-    HOME: scratchDir,
-    GIT_CEILING_DIRECTORIES: dirname(workspace),
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: "/dev/null",
-    LANG: "C",
-  });
+  const env = { ...isolatedGitEnv(emptyGitDir, scratchDir), GIT_WORK_TREE: workspace };
+  const result = await run("git", ["apply", "--whitespace=nowarn", "-p1", file], workspace, env);
   if (result.code !== 0) throw new UnsafeInputError(`patch ${index + 1} does not apply: ${result.output.trim().slice(0, 2000)}`);
   for (const path of paths) {
     if (!(await linkStaysInside(workspace, path))) throw new UnsafeInputError(`patch ${index + 1} refused: symlink ${JSON.stringify(path)} points outside the workspace`);

@@ -1,37 +1,112 @@
+/** Scoring before task validation before a candidate's interactive runs. */
+export const PRIORITIES = ["scoring", "validation", "interactive"] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+/** Who a job runs for: the pool's fair-share rules count slots by attempt and organization. */
+export interface Share {
+  priority: Priority;
+  attemptId: string | null;
+  orgId: string | null;
+}
+
+export interface ShareRules {
+  /** Slots interactive runs never take, so scoring and validation always find one. */
+  reservedForScoring: number;
+  /** Most slots one attempt's interactive runs hold at once. */
+  perAttempt: number;
+  /** Slots one organization holds before it must leave the next free one to another that waits. */
+  perOrganization: number;
+}
+
+/** The documented shares (docs/limits.md) for a pool of `capacity` slots. */
+export function shareRules(capacity: number): ShareRules {
+  return {
+    reservedForScoring: capacity >= 2 ? 1 : 0,
+    perAttempt: Math.max(1, Math.floor(capacity / 4)),
+    perOrganization: Math.max(1, Math.ceil(capacity / 2)),
+  };
+}
+
+interface Waiter {
+  share: Share;
+  seq: number;
+  resolve: (slot: number) => void;
+  reject: (err: Error) => void;
+}
+
 /**
- * A fixed number of numbered slots; callers beyond it wait in FIFO order. The slot number
- * picks the sandbox uid, so two running jobs never share one.
+ * A fixed number of numbered slots handed out by priority and fair share rather than
+ * arrival: the next free slot goes to the waiting job of the best priority whose organization
+ * holds the fewest slots, oldest first, among those its shares allow. The slot number picks
+ * the sandbox uid and the job's control group, so two running jobs never share either.
  */
 export class SlotPool {
   private readonly free: number[];
-  private readonly waiters: Array<{ resolve: (slot: number) => void; reject: (err: Error) => void }> = [];
+  private readonly holders = new Map<number, Share>();
+  private readonly waiters: Waiter[] = [];
+  private readonly rules: ShareRules;
+  private seq = 0;
 
   constructor(readonly capacity: number) {
     this.free = Array.from({ length: capacity }, (_, i) => i);
+    this.rules = shareRules(capacity);
   }
 
   get running(): number {
-    return this.capacity - this.free.length;
+    return this.holders.size;
   }
 
   get queued(): number {
     return this.waiters.length;
   }
 
-  acquire(): Promise<number> {
-    const slot = this.free.shift();
-    if (slot !== undefined) return Promise.resolve(slot);
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  acquire(share: Share): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiters.push({ share, seq: this.seq++, resolve, reject });
+      this.dispatch();
+    });
   }
 
   release(slot: number): void {
-    const next = this.waiters.shift();
-    if (next) next.resolve(slot);
-    else this.free.push(slot);
+    this.holders.delete(slot);
+    this.free.push(slot);
+    this.dispatch();
   }
 
   /** Fails every waiting caller with `reason`; running holders keep their slots. */
   rejectWaiting(reason: Error): void {
     for (const w of this.waiters.splice(0)) w.reject(reason);
+  }
+
+  private dispatch(): void {
+    while (this.free.length > 0) {
+      const next = this.pick();
+      if (!next) return;
+      this.waiters.splice(this.waiters.indexOf(next), 1);
+      const slot = this.free.shift() as number;
+      this.holders.set(slot, next.share);
+      next.resolve(slot);
+    }
+  }
+
+  private pick(): Waiter | undefined {
+    const held = [...this.holders.values()];
+    const count = (match: (s: Share) => boolean) => held.filter(match).length;
+    const interactive = count((s) => s.priority === "interactive");
+    const eligible = this.waiters.filter(({ share }) => {
+      if (share.priority !== "interactive") return true;
+      if (interactive >= this.capacity - this.rules.reservedForScoring) return false;
+      return share.attemptId === null || count((s) => s.priority === "interactive" && s.attemptId === share.attemptId) < this.rules.perAttempt;
+    });
+    const orgHeld = (w: Waiter) => (w.share.orgId === null ? 0 : count((s) => s.orgId === w.share.orgId));
+    const rank = (w: Waiter) => [PRIORITIES.indexOf(w.share.priority), orgHeld(w), w.seq];
+    const sorted = eligible.sort((a, b) => {
+      const [ra, rb] = [rank(a), rank(b)];
+      for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return (ra[i] as number) - (rb[i] as number);
+      return 0;
+    });
+    // An organization past its share waits while another organization's job could run instead.
+    const withinShare = (w: Waiter) => orgHeld(w) < this.rules.perOrganization;
+    return sorted.find((w) => withinShare(w) || !sorted.some((o) => o.share.orgId !== w.share.orgId && withinShare(o)));
   }
 }

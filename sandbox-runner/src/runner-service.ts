@@ -2,12 +2,15 @@ import { statSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ArtifactCache, type CacheStats } from "./cache";
+import { type Cgroups, detectCgroups } from "./cgroups";
 import type { RunnerConfig } from "./config";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
 import { JobRegistry, type JobState } from "./job-registry";
 import type { Callback, Job } from "./job-schema";
 import type { Logger } from "./log";
 import { SlotPool } from "./pool";
+import { egressTargets } from "./egress-proxy";
+import { createEmptyGitDir } from "./patches";
 import { Sandbox } from "./sandbox";
 import { leaseUidBlock, type UidLease } from "./uid-lease";
 import { postSigned } from "./transfer";
@@ -16,7 +19,12 @@ export interface Health {
   status: "ok" | "degraded" | "shutting_down";
   pool: { running: number; queued: number; capacity: number };
   cache: CacheStats;
-  sandbox: { isolation: "bubblewrap" | "none (unsafe dev mode)" | "unavailable"; problem: string | null };
+  sandbox: {
+    isolation: "bubblewrap" | "none (unsafe dev mode)" | "unavailable";
+    problem: string | null;
+    /** What enforces memory and process limits per job: "cgroup v2", "cgroup v1" or "rlimits". */
+    limits: string;
+  };
 }
 
 export type Submission = { status: 202; state: "accepted" } | { status: 200; state: JobState } | { status: 503 };
@@ -25,7 +33,8 @@ export const QUEUED_SHUTDOWN_REASON = "runner shutting down: the job was still q
 
 /** Accepts jobs, runs them in a bounded pool and reports every one of them exactly once. */
 export class RunnerService {
-  private readonly pool: SlotPool;
+  private pool: SlotPool;
+  private cgroups: Cgroups | null = null;
   private readonly registry: JobRegistry;
   private readonly cache: ArtifactCache;
   private readonly inflight = new Set<Promise<void>>();
@@ -58,14 +67,25 @@ export class RunnerService {
     }
     await this.registry.init();
     await this.cache.init();
-    const needsUids = !this.config.unsafeNoSandbox && process.getuid?.() === 0;
+    const root = process.getuid?.() === 0;
+    const needsUids = !this.config.unsafeNoSandbox && root;
     this.uidLease = needsUids ? leaseUidBlock(this.config.sandboxUidBase) : null;
+    this.cgroups = this.config.cgroups === "auto" && !this.config.unsafeNoSandbox ? await detectCgroups() : null;
+    // Without control groups and without a uid per slot, every job would share one process
+    // limit (RLIMIT_NPROC is per uid): one job's fork storm would fail another's run.
+    if (!this.cgroups && !root && this.config.poolSize > 1) {
+      this.log("pool_narrowed", { pool_size: 1, configured: this.config.poolSize, reason: "no control groups and no per-slot uids: one job at a time" });
+      this.pool = new SlotPool(1);
+    }
+    const emptyGitDir = join(this.config.workDir, "empty.git");
+    await createEmptyGitDir(emptyGitDir);
     const options = {
       bwrapPath: this.config.bwrapPath,
       nodeBinary: this.config.nodeBinary,
       workDir: this.config.workDir,
       sandboxUidBase: this.uidLease?.base ?? this.config.sandboxUidBase,
       lintModules: this.config.lintModules,
+      cgroups: this.cgroups,
     };
     let sandbox = new Sandbox({ ...options, unsafe: false });
     await sandbox.prepare();
@@ -79,7 +99,8 @@ export class RunnerService {
       this.log("sandbox_refused", { reason: probe.reason, unsafe_mode: this.config.unsafeNoSandbox });
     }
     if (sandbox.eslintProblem) this.log("eslint_unavailable", { reason: sandbox.eslintProblem });
-    this.context = { config: this.config, sandbox, sandboxProblem: problem, cache: this.cache, log: this.log };
+    const egress = egressTargets([this.config.npmRegistry, this.config.pipIndexUrl], this.config.egressExtraHosts);
+    this.context = { config: this.config, egress, emptyGitDir, sandbox, sandboxProblem: problem, cache: this.cache, log: this.log };
   }
 
   health(): Health {
@@ -89,7 +110,7 @@ export class RunnerService {
       status: this.closing ? "shutting_down" : isolation === "bubblewrap" ? "ok" : "degraded",
       pool: { running: this.pool.running, queued: this.pool.queued, capacity: this.pool.capacity },
       cache: this.cache.stats(),
-      sandbox: { isolation, problem: ctx?.sandboxProblem ?? null },
+      sandbox: { isolation, problem: ctx?.sandboxProblem ?? null, limits: this.cgroups ? `cgroup ${this.cgroups.version}` : "rlimits" },
     };
   }
 
@@ -99,7 +120,7 @@ export class RunnerService {
       this.log("job_replayed", { job_id: job.job_id });
       return { status: 200, state: this.registry.get(job.job_id) ?? "queued" };
     }
-    this.log("job_accepted", { job_id: job.job_id, kind: job.kind, queued: this.pool.queued, running: this.pool.running });
+    this.log("job_accepted", { job_id: job.job_id, kind: job.kind, priority: job.schedule.priority, queued: this.pool.queued, running: this.pool.running });
     const task = this.process(job, performance.now()).finally(() => this.inflight.delete(task));
     this.inflight.add(task);
     return { status: 202, state: "accepted" };
@@ -113,6 +134,7 @@ export class RunnerService {
     this.pool.rejectWaiting(new Error(QUEUED_SHUTDOWN_REASON));
     for (const controller of this.aborts.values()) controller.abort();
     await Promise.allSettled([...this.inflight]);
+    await this.cgroups?.close();
     this.uidLease?.release();
     this.log("runner_stopped");
   }
@@ -121,7 +143,8 @@ export class RunnerService {
     const controller = new AbortController();
     this.aborts.set(job.job_id, controller);
     let callback: Callback;
-    const slot = await this.pool.acquire().catch(() => null);
+    const { priority, attempt_id: attemptId, org_id: orgId } = job.schedule;
+    const slot = await this.pool.acquire({ priority, attemptId, orgId }).catch(() => null);
     try {
       if (slot === null || this.closing) {
         callback = emptyCallback(job);

@@ -1,7 +1,10 @@
 import { spawn, spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { Writable } from "node:stream";
+import type { Cgroups, JobCgroup } from "./cgroups";
 import type { Limits } from "./job-schema";
 import { OutputCapture } from "./output-capture";
 import { killAllOwnedBy, treeUsage } from "./process-tree";
@@ -18,6 +21,10 @@ export interface SandboxPaths {
 }
 
 export const SANDBOX_PATHS: SandboxPaths = { workspace: "/workspace", output: "/output", nodeBinDir: "/opt/node/bin", toolsDir: "/opt/assay" };
+/** Where a prepare job finds the egress proxy's socket (see egress-proxy.ts). */
+export const EGRESS_SOCKET = "/run/assay/egress.sock";
+/** /dev/shm is a tmpfs of its own: at most this, or a quarter of the memory limit if less. */
+export const SHM_MAX_MB = 64;
 
 export interface SandboxRun {
   /** Host directory mounted read-write as the workspace. */
@@ -26,7 +33,12 @@ export interface SandboxRun {
   output: string;
   /** Host directories mounted read-only inside the workspace (prepared environments). */
   readOnlyMounts: Array<{ host: string; inside: string }>;
-  network: boolean;
+  /**
+   * Host path of the egress proxy socket, for prepare jobs; null for everything else. There is
+   * never a network interface but loopback: the socket is the only way out, and the proxy
+   * behind it allows only the package registries.
+   */
+  egressSocket: string | null;
   command: string[];
   env: Record<string, string>;
   limits: Limits;
@@ -57,6 +69,8 @@ export interface SandboxOptions {
   lintModules: string | null;
   /** Run without bubblewrap; only ever set by RUNNER_UNSAFE_NO_SANDBOX=1. */
   unsafe: boolean;
+  /** Per-job control groups, or null where the runner cannot create them (then rlimits). */
+  cgroups: Cgroups | null;
 }
 
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -68,10 +82,11 @@ const MONITOR_INTERVAL_MS = 100;
 const WORKSPACE_CHECK_EVERY = 5;
 
 /**
- * Runs commands under bubblewrap: fresh user, PID, IPC, UTS and (for test jobs) network
- * namespaces, read-only system directories, a private size-capped /tmp, only the job's
- * workspace and output directories writable, a clean environment, rlimits set by prlimit,
- * and a monitor that kills the whole tree at the wall, CPU, memory or workspace limits.
+ * Runs commands under bubblewrap: fresh user, PID, IPC, UTS and network namespaces,
+ * read-only system directories, size-capped private /tmp and /dev/shm, only the job's
+ * workspace and output directories writable, a clean environment, a control group per job
+ * for memory and processes (rlimits where there is none), and a monitor that kills the whole
+ * tree at the wall, CPU or workspace limits.
  */
 export class Sandbox {
   private readonly etcDir: string;
@@ -121,7 +136,7 @@ export class Sandbox {
   probe(): { ok: true } | { ok: false; reason: string } {
     if (!existsSync("/usr/bin/prlimit")) return { ok: false, reason: "prlimit (util-linux) is not installed" };
     const owner = this.ownerFor(0);
-    const result = spawnSync(this.options.bwrapPath, [...this.baseArgs(false, 64), "--", "/bin/sh", "-c", "exit 0"], {
+    const result = spawnSync(this.options.bwrapPath, [...this.baseArgs(64, 64), "--", "/bin/sh", "-c", "exit 0"], {
       env: {},
       timeout: 10_000,
       encoding: "utf8",
@@ -135,33 +150,39 @@ export class Sandbox {
   async run(job: SandboxRun): Promise<SandboxResult> {
     const limits = job.limits;
     const cpuSeconds = Math.ceil(limits.cpu_ms / 1000);
-    // Address space is only a backstop: V8 and thread stacks reserve far more than they use,
-    // so the real memory limit is the monitor's resident-set check over the whole tree.
-    const addressSpaceMb = Math.max(4 * limits.memory_mb, 2048);
-    const rlimits = [
-      `--as=${addressSpaceMb * 1024 * 1024}`,
-      `--nproc=${limits.processes}`,
-      `--cpu=${cpuSeconds}:${cpuSeconds + 1}`,
-      `--fsize=${limits.workspace_mb * 1024 * 1024}`,
-      "--core=0",
-      "--nofile=4096",
-    ];
+    const cgroups = this.options.unsafe ? null : this.options.cgroups;
+    const rlimits = [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--fsize=${limits.workspace_mb * 1024 * 1024}`, "--core=0", "--nofile=4096"];
+    // Without control groups: processes per uid (each slot has its own when the runner is
+    // root; otherwise the pool is one job wide, see runner-service.ts) and the data segment as
+    // a last resort. Never the address space: WebAssembly and V8 reserve far more than they use.
+    if (!cgroups) rlimits.push(`--nproc=${limits.processes}`, `--data=${limits.memory_mb * 1024 * 1024}`);
     const owner = this.ownerFor(job.slot);
-    const argv = this.options.unsafe
+    const command = this.options.unsafe
       ? ["/usr/bin/prlimit", ...rlimits, "--", ...job.command]
       : ["/usr/bin/prlimit", ...rlimits, "--", this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command];
+    // The shell waits on fd 3 until the runner has put it in the job's groups, so nothing the
+    // job starts is ever outside them.
+    const argv = cgroups ? ["/bin/sh", "-c", 'read -r _ <&3; exec 3<&-; exec "$@"', "assay-gate", ...command] : command;
     const env = this.options.unsafe ? { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` } : {};
+    let cgroup: JobCgroup | null = null;
+    if (cgroups) {
+      try {
+        cgroup = await cgroups.create(`slot${job.slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes });
+      } catch (err) {
+        return failedStart(`could not create the job's control group: ${(err as Error).message}`);
+      }
+    }
     const capture = new OutputCapture(limits.output_bytes);
     const started = performance.now();
     const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: this.options.unsafe ? job.workspace : "/",
       env,
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: cgroup ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
       ...(owner ?? {}),
     });
-    child.stdout.on("data", (c: Buffer) => capture.append(c));
-    child.stderr.on("data", (c: Buffer) => capture.append(c));
+    child.stdout?.on("data", (c: Buffer) => capture.append(c));
+    child.stderr?.on("data", (c: Buffer) => capture.append(c));
 
     let killedFor: KillCause | null = null;
     const kill = (cause: KillCause) => {
@@ -176,33 +197,51 @@ export class Sandbox {
         }
       }
     };
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
+      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
+    });
+    let attachError: string | null = null;
+    if (cgroup && child.pid !== undefined) {
+      const gate = child.stdio[3] as Writable;
+      gate.on("error", () => undefined);
+      try {
+        await cgroup.attach(child.pid);
+        gate.end("\n");
+      } catch (err) {
+        attachError = `could not place the job in its control group: ${(err as Error).message}`;
+        kill("aborted");
+      }
+    }
     const onAbort = () => kill("aborted");
     job.signal.addEventListener("abort", onAbort);
     if (job.signal.aborted) onAbort();
     const wallTimer = setTimeout(() => kill("wall"), limits.wall_ms);
-    const monitor = this.monitor(child.pid, job, kill);
+    const monitor = this.monitor(child.pid, job, kill, cgroup === null);
 
-    const outcome = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
-      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
-    });
+    const outcome = await exited;
     clearTimeout(wallTimer);
     job.signal.removeEventListener("abort", onAbort);
     monitor.stop();
+    if (cgroup) {
+      if (await cgroup.memoryKilled()) killedFor ??= "memory";
+      await cgroup.destroy();
+    }
     if (owner) await killAllOwnedBy(owner.uid);
     return {
       exitCode: outcome.code,
       signal: outcome.signal,
-      killedFor,
+      killedFor: attachError ? null : killedFor,
       log: capture.render(),
       logTruncated: capture.truncated,
       outputBytes: capture.total,
       runMs: Math.round(performance.now() - started),
-      spawnError: outcome.error,
+      spawnError: attachError ?? outcome.error,
     };
   }
 
-  private monitor(pid: number | undefined, job: SandboxRun, kill: (cause: KillCause) => void): { stop(): void } {
+  /** CPU and workspace always; resident memory only where no control group enforces it. */
+  private monitor(pid: number | undefined, job: SandboxRun, kill: (cause: KillCause) => void, checkMemory: boolean): { stop(): void } {
     if (pid === undefined) return { stop() {} };
     let ticks = 0;
     let busy = false;
@@ -213,7 +252,7 @@ export class Sandbox {
       void (async () => {
         const usage = await treeUsage(pid);
         if (usage.cpuMs > job.limits.cpu_ms) kill("cpu");
-        else if (usage.rssBytes > job.limits.memory_mb * 1024 * 1024) kill("memory");
+        else if (checkMemory && usage.rssBytes > job.limits.memory_mb * 1024 * 1024) kill("memory");
         else if (++ticks % WORKSPACE_CHECK_EVERY === 0) {
           const used = (await diskUsage(job.workspace, workspaceLimit)) + (await diskUsage(job.output, workspaceLimit));
           if (used > workspaceLimit) kill("workspace");
@@ -225,14 +264,13 @@ export class Sandbox {
     return { stop: () => clearInterval(timer) };
   }
 
-  private baseArgs(network: boolean, tmpMb: number): string[] {
+  private baseArgs(tmpMb: number, shmMb: number): string[] {
     const args = [
       "--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns",
-      "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+      "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
       "--hostname", "sandbox", "--new-session", "--die-with-parent", "--clearenv",
       "--ro-bind", "/usr", "/usr",
     ];
-    if (!network) args.push("--unshare-net");
     for (const dir of SYSTEM_DIRS) {
       const stat = lstatSync(dir, { throwIfNoEntry: false });
       if (stat?.isSymbolicLink()) args.push("--symlink", readlinkSync(dir), dir);
@@ -240,9 +278,13 @@ export class Sandbox {
     }
     for (const entry of ETC_ENTRIES) args.push("--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`);
     for (const entry of ["passwd", "group", "hosts"]) args.push("--ro-bind", join(this.etcDir, entry), `/etc/${entry}`);
-    if (network) args.push("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
     args.push(
-      "--proc", "/proc", "--dev", "/dev",
+      "--proc", "/proc",
+      // bwrap's /dev is a tmpfs as large as half the host's memory; it is made read-only and
+      // /dev/shm gets a small tmpfs of its own.
+      "--dev", "/dev",
+      "--size", String(shmMb * 1024 * 1024), "--tmpfs", "/dev/shm",
+      "--remount-ro", "/dev",
       "--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp",
       "--ro-bind", this.nodeBinary, `${SANDBOX_PATHS.nodeBinDir}/node`,
       "--ro-bind", this.toolsDir, SANDBOX_PATHS.toolsDir,
@@ -251,12 +293,18 @@ export class Sandbox {
   }
 
   private jobArgs(job: SandboxRun): string[] {
-    const args = this.baseArgs(job.network, Math.min(job.limits.workspace_mb, job.limits.memory_mb));
+    const { memory_mb, workspace_mb } = job.limits;
+    const args = this.baseArgs(Math.min(workspace_mb, memory_mb), Math.min(SHM_MAX_MB, Math.max(1, Math.floor(memory_mb / 4))));
     args.push("--bind", job.workspace, SANDBOX_PATHS.workspace, "--bind", job.output, SANDBOX_PATHS.output);
     for (const m of job.readOnlyMounts) args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
+    if (job.egressSocket) args.push("--bind", job.egressSocket, EGRESS_SOCKET);
     for (const [k, v] of Object.entries(job.env)) args.push("--setenv", k, v);
     // The root is bwrap's own tmpfs: without this, /etc or / would take writes (into memory).
     args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace);
     return args;
   }
+}
+
+function failedStart(reason: string): SandboxResult {
+  return { exitCode: null, signal: null, killedFor: null, log: Buffer.alloc(0), logTruncated: false, outputBytes: 0, runMs: 0, spawnError: reason };
 }

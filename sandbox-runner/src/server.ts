@@ -4,7 +4,7 @@ import { defaultConfig, type RunnerConfigInput } from "./config";
 import { jobSchema } from "./job-schema";
 import { createLogger } from "./log";
 import { RunnerService } from "./runner-service";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verify } from "./signing";
+import { BodyVerifier, checkHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signing";
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
@@ -16,6 +16,7 @@ export interface RunningRunner {
 }
 
 class BodyTooLarge extends Error {}
+class BadSignature extends Error {}
 
 export async function startRunner(input: RunnerConfigInput): Promise<RunningRunner> {
   const config = defaultConfig(input);
@@ -26,7 +27,7 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       log("request_error", { method: req.method, path: req.url, error: err instanceof Error ? err.message : String(err) });
-      if (!res.headersSent) send(res, err instanceof BodyTooLarge ? 413 : 500, { detail: err instanceof BodyTooLarge ? "body too large" : "internal error" });
+      if (!res.headersSent) send(res, 500, { detail: "internal error" });
     });
   });
 
@@ -36,11 +37,20 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
     if (path !== "/jobs") return send(res, 404, { detail: "not found" });
     if (req.method !== "POST") return send(res, 405, { detail: "method not allowed" });
 
-    const body = await readBody(req);
-    const verdict = verify(config.secret, header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER), body);
-    if (!verdict.ok) {
-      log("job_refused", { reason: verdict.reason, remote: req.socket.remoteAddress });
-      return send(res, 401, { detail: verdict.reason });
+    // Nothing of an unauthenticated body is read: the headers are checked first, a declared
+    // size over the cap is refused at once, and the connection is closed on every refusal.
+    const signature = header(req, SIGNATURE_HEADER);
+    const headers = checkHeaders(header(req, TIMESTAMP_HEADER), signature);
+    if (!headers.ok) return refuse(req, res, 401, headers.reason);
+    if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return refuse(req, res, 413, "body too large");
+    const verifier = new BodyVerifier(config.secret, headers.timestamp);
+    let body: Buffer;
+    try {
+      body = await readBody(req, verifier, signature as string);
+    } catch (err) {
+      if (err instanceof BodyTooLarge) return refuse(req, res, 413, "body too large");
+      if (err instanceof BadSignature) return refuse(req, res, 401, "bad signature");
+      throw err;
     }
     let json: unknown;
     try {
@@ -58,6 +68,13 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
     return send(res, outcome.status, { job_id: parsed.data.job_id, status: outcome.state });
   }
 
+  function refuse(req: IncomingMessage, res: ServerResponse, status: 401 | 413, reason: string): void {
+    log("job_refused", { reason, remote: req.socket.remoteAddress });
+    send(res, status, { detail: reason }, true);
+    // What the client still sends is dropped with the connection, not read.
+    res.on("finish", () => req.socket.destroy());
+  }
+
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
@@ -65,7 +82,8 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  log("runner_listening", { url, pool_size: config.poolSize, work_dir: config.workDir, sandbox: service.health().sandbox.isolation });
+  const { isolation, limits } = service.health().sandbox;
+  log("runner_listening", { url, pool_size: service.health().pool.capacity, work_dir: config.workDir, sandbox: isolation, limits });
 
   let closing: Promise<void> | null = null;
   return {
@@ -89,19 +107,22 @@ function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+/** Reads the body under the cap, hashing as it goes; the signature is checked at its end. */
+async function readBody(req: IncomingMessage, verifier: BodyVerifier, signature: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
     if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
+    verifier.update(chunk as Buffer);
     chunks.push(chunk as Buffer);
   }
+  if (!verifier.matches(signature)) throw new BadSignature();
   return Buffer.concat(chunks);
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, close = false): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...(close && { connection: "close" }) });
   res.end(text);
 }

@@ -41,6 +41,33 @@ export interface RunnerJobOwner {
   owner_id: string;
 }
 
+/**
+ * The order in which the runner's pool serves waiting jobs: a submitted attempt's score
+ * first, then a task on its way to READY, then candidates' runs, which are retried by hand.
+ */
+export const RUNNER_JOB_PRIORITIES = ["scoring", "validation", "interactive"] as const;
+export type RunnerJobPriority = (typeof RUNNER_JOB_PRIORITIES)[number];
+
+const OWNER_PRIORITY: Record<RunnerJobOwnerType, RunnerJobPriority> = {
+  scoring: "scoring",
+  task_validation: "validation",
+  run: "interactive",
+};
+
+/** A job's priority follows from who asked for it, so a spec cannot claim another. */
+export function runnerJobPriority(ownerType: RunnerJobOwnerType): RunnerJobPriority {
+  return OWNER_PRIORITY[ownerType];
+}
+
+/**
+ * Whom a job is done for, so the runner can cap the pool slots one attempt or organization
+ * holds; null where the job serves none (a task's validation belongs to no attempt).
+ */
+export interface RunnerJobShare {
+  attempt_id: string | null;
+  org_id: string | null;
+}
+
 /** An archive in the bucket: its object key and the sha256 the runner verifies it against. */
 export interface StoredArchive {
   key: string;
@@ -66,6 +93,8 @@ export interface RunnerLimits {
 export interface RunnerJobSpec {
   kind: RunnerJobKind;
   owner: RunnerJobOwner;
+  /** The body's `schedule` without its priority, which the owner type decides. */
+  schedule: RunnerJobShare;
   snapshot: StoredArchive;
   environment?: StoredArchive | null;
   files?: OverlayFile[];
@@ -118,6 +147,9 @@ export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: Dispa
     ...(spec.coverage_files && { coverage_files: spec.coverage_files }),
     ...(spec.lint && { lint: spec.lint }),
     ...(spec.limits && { limits: spec.limits }),
+    // Spread, not read: a spec stored before `schedule` existed adds nothing, and the runner
+    // takes null ids for it, rather than failing the dispatch.
+    schedule: { priority: runnerJobPriority(spec.owner.owner_type), ...spec.schedule },
     uploads: {
       junit: urls.junit,
       log: urls.log,

@@ -103,6 +103,7 @@ export function runStatus(stored: StoredRunStatus, job: RunnerJobStatus | null):
 
 /** What a run needs of its task: a READY task has all of it. */
 export interface RunTask {
+  organization_id: string;
   snapshot: StoredArchive;
   environment: StoredArchive | null;
   framework: "auto" | "node-test" | "pytest";
@@ -113,6 +114,7 @@ const FRAMEWORKS = ["node-test", "pytest"] as const;
 
 export function runTaskOf(task: {
   id: string;
+  organizationId: string;
   snapshotSha256: string | null;
   environmentKey: string | null;
   environmentSha256: string | null;
@@ -121,6 +123,7 @@ export function runTaskOf(task: {
 }): RunTask {
   if (!task.snapshotSha256) throw new Error(`task ${task.id} has no snapshot to run`);
   return {
+    organization_id: task.organizationId,
     snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
     environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
     framework: FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto",
@@ -168,15 +171,20 @@ export function runFiles(entries: readonly OverlayContent[], changedFiles: reado
  * The runner job of a run: the task's snapshot and environment, the chosen files, and no
  * patches, so the hidden tests of the task's test patch are never in the workspace.
  */
-export function runJobSpec(runId: string, task: RunTask, files: OverlayFile[], timeoutSeconds: number): RunnerJobSpec {
+export function runJobSpec(
+  run: Pick<RunRecord, "id" | "attempt_id" | "timeout_seconds">,
+  task: RunTask,
+  files: OverlayFile[],
+): RunnerJobSpec {
   return {
     kind: "test",
-    owner: { owner_type: "run", owner_id: runId },
+    owner: { owner_type: "run", owner_id: run.id },
+    schedule: { attempt_id: run.attempt_id, org_id: task.organization_id },
     snapshot: task.snapshot,
     environment: task.environment,
     files,
     test: { framework: task.framework, command: task.command },
-    limits: runLimits(timeoutSeconds),
+    limits: runLimits(run.timeout_seconds),
   };
 }
 

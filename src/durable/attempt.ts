@@ -295,7 +295,7 @@ export class AttemptDO extends DurableObject<Env> {
       throw e;
     }
     try {
-      const job = await enqueueRunnerJob(this.env, runJobSpec(record.id, init.task, files, record.timeout_seconds));
+      const job = await enqueueRunnerJob(this.env, runJobSpec(record, init.task, files));
       this.sql.exec("UPDATE runs SET job_id = ? WHERE id = ? AND job_id IS NULL", job.id, record.id);
     } catch (e) {
       this.finishRunNow(record.id, null, { status: "ERROR", reason: `the run could not be queued: ${String(e)}`, result: null });

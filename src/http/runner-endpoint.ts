@@ -1,15 +1,19 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import type { IRequest } from "itty-router";
 import type { Env } from "../env";
-import { SIGNATURE_HEADER, signatureProblem, TIMESTAMP_HEADER } from "../services/runner/signing";
+import { signatureHeaderProblem, signatureProblem } from "../services/runner/signing";
 import { PublicEndpoint } from "./endpoint";
 import { HttpError } from "./errors";
-import { parseJsonBody, readBodyText } from "./validation";
+import { parseJsonBody, readBodyBytes } from "./validation";
 
 /**
  * A route only the sandbox runner calls. Its credential is the runner's signature over the
  * raw body (docs/runner-protocol.md), checked before the body is parsed or validated, just
  * as session routes authenticate before validation. A refused request changes nothing.
+ * Headers that could sign no body (missing, malformed, outside the window) and a declared
+ * length over the cap are refused before a byte of the body is read; only a request that
+ * passes both is read, under the cap, and its HMAC checked. A well-formed forgery still costs
+ * one capped read: the HMAC covers the whole body, so no earlier point can tell it apart.
  */
 export abstract class RunnerSignedEndpoint extends PublicEndpoint {
   // A result lists every test with its message; ample, yet far below the Worker's memory.
@@ -23,15 +27,18 @@ export abstract class RunnerSignedEndpoint extends PublicEndpoint {
   }
 
   override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
-    const text = await readBodyText(request, this.maxBodyBytes);
-    const problem = await signatureProblem(
-      env.RUNNER_SECRET,
-      request.headers.get(TIMESTAMP_HEADER),
-      request.headers.get(SIGNATURE_HEADER),
-      text,
-    );
-    if (problem) throw new HttpError(401, `The runner signature was refused: ${problem}`);
-    this.unvalidatedData = { body: parseJsonBody(request, text) };
+    // One clock for both checks, so a body that is slow to arrive is not judged by a later one.
+    const now = Date.now();
+    const early = signatureHeaderProblem(request.headers, now);
+    if (early) throw refused(early);
+    const body = await readBodyBytes(request, this.maxBodyBytes);
+    const problem = await signatureProblem(env.RUNNER_SECRET, request.headers, body, now);
+    if (problem) throw refused(problem);
+    this.unvalidatedData = { body: parseJsonBody(request, body) };
     return this.run({ request, env, exec });
   }
+}
+
+function refused(problem: string): HttpError {
+  return new HttpError(401, `The runner signature was refused: ${problem}`);
 }

@@ -31,22 +31,22 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     throw HttpError.badRequest("A JSON request body is required (Content-Type: application/json)");
   }
   checkJsonContentType(request);
-  return parseJsonText(await readLimited(request.body, maxBytes));
+  return parseJsonText(decodeUtf8(await readLimited(request.body, maxBytes)));
 }
 
 /**
- * A body's exact text under the same size limit ("" when there is none), for routes whose
- * credential is a signature over the raw body: they verify it before parsing anything.
+ * A body's raw bytes under the same size limit (none when there is no body), for routes whose
+ * credential is a signature over those bytes: they verify it before decoding or parsing anything.
  */
-export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<Uint8Array> {
   checkDeclaredSize(request, maxBytes);
-  return request.body ? readLimited(request.body, maxBytes) : "";
+  return request.body ? readLimited(request.body, maxBytes) : new Uint8Array(0);
 }
 
-/** The JSON of a body read with readBodyText, with readJsonBody's checks and errors. */
-export function parseJsonBody(request: Request, text: string): unknown {
+/** The JSON of a body read with readBodyBytes, with readJsonBody's checks and errors. */
+export function parseJsonBody(request: Request, body: Uint8Array): unknown {
   checkJsonContentType(request);
-  return parseJsonText(text);
+  return parseJsonText(decodeUtf8(body));
 }
 
 function checkDeclaredSize(request: Request, maxBytes: number): void {
@@ -75,7 +75,7 @@ function tooLarge(maxBytes: number): HttpError {
   return new HttpError(413, `The request body is larger than the limit of ${maxBytes} bytes`);
 }
 
-async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<string> {
+async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -95,8 +95,12 @@ async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): 
     all.set(c, offset);
     offset += c.byteLength;
   }
+  return all;
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(all);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw HttpError.badRequest("The request body is not valid UTF-8");
   }

@@ -14,9 +14,10 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-/** Lowercase hex HMAC-SHA256 of the UTF-8 bytes of `message`. */
-export async function hmacSha256Hex(secret: string, message: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), encoder.encode(message));
+/** Lowercase hex HMAC-SHA256 of `message`'s bytes (of its UTF-8 for a string). */
+export async function hmacSha256Hex(secret: string, message: string | Uint8Array): Promise<string> {
+  const bytes = typeof message === "string" ? encoder.encode(message) : message;
+  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), bytes);
   return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 

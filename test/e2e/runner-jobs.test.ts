@@ -68,6 +68,7 @@ describe("a test job through the real runner and the API's storage (npm start)",
       {
         kind: "test",
         owner: { owner_type: "run", owner_id: "e2e" },
+        schedule: { attempt_id: null, org_id: null },
         snapshot: { key: snapshotKey, sha256: createHash("sha256").update(tarball).digest("hex") },
         test: { framework: "node-test" },
         limits: { wall_ms: 60_000 },

@@ -11,6 +11,30 @@ import { callbackFor, createJob, notified, postCallback, runnerHeaders } from ".
 const db = () => database(env.DB);
 const row = async (id: string) => (await findRunnerJob(db(), id))!;
 
+/**
+ * A request body that counts what is pulled from it: 64 KiB chunks up to `total` bytes, each
+ * made only when asked for (no high-water mark), so `bytes` is what the Worker's side read.
+ * The runtime's pipe between the test and the Worker takes one chunk on its own.
+ */
+function countingBody(total: number) {
+  const chunk = new Uint8Array(64 * 1024).fill(0x20);
+  const counter = { bytes: 0, chunk: chunk.byteLength };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (counter.bytes >= total) return controller.close();
+        counter.bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return { stream, counter };
+}
+
+const postStream = (stream: ReadableStream<Uint8Array>, headers: Record<string, string>) =>
+  call("/api/v1/internal/runner/callback", { method: "POST", rawBody: stream, headers });
+
 async function dispatchedJob() {
   const job = await createJob();
   await markDispatched(db(), job.id);
@@ -91,6 +115,57 @@ describe("POST /api/v1/internal/runner/callback", () => {
       expect((await errorBody(res)).detail).toMatch(/stale or future/);
     }
     expect((await row(id)).status).toBe("dispatched");
+  });
+
+  it("headers that could sign no body: 401 before the body is read", async () => {
+    const total = 4 * 1024 * 1024;
+    const good = await runnerHeaders("");
+    const hex = good["x-assay-signature"]!.slice(3);
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ "content-type": "application/json" }, /missing/],
+      [{ ...good, "x-assay-signature": "" }, /missing/],
+      [{ ...good, "x-assay-timestamp": "soon" }, /malformed X-Assay-Timestamp/],
+      [{ ...good, "x-assay-signature": hex }, /malformed X-Assay-Signature/],
+      [{ ...good, "x-assay-signature": `v2=${hex}` }, /malformed X-Assay-Signature/],
+      [{ ...good, "x-assay-signature": `v1=${hex.toUpperCase()}` }, /malformed X-Assay-Signature/],
+      [{ ...good, "x-assay-signature": `v1=${hex.slice(1)}` }, /malformed X-Assay-Signature/],
+      [await runnerHeaders("", { now: Date.now() - 301_000 }), /stale or future/],
+      [await runnerHeaders("", { now: Date.now() + 301_000 }), /stale or future/],
+    ];
+    for (const [headers, detail] of cases) {
+      const { stream, counter } = countingBody(total);
+      const res = await postStream(stream, headers);
+      expect(res.status).toBe(401);
+      expect((await errorBody(res)).detail).toMatch(detail);
+      expect(counter.bytes, JSON.stringify(headers)).toBeLessThanOrEqual(counter.chunk);
+    }
+
+    // Well-formed, in the window, but not the body's: only the HMAC can tell, so all of it is read.
+    const { stream, counter } = countingBody(total);
+    const res = await postStream(stream, good);
+    expect(res.status).toBe(401);
+    expect((await errorBody(res)).detail).toMatch(/bad signature/);
+    expect(counter.bytes).toBe(total);
+  });
+
+  it("a body over the cap: 413, before reading when declared, at the cap when streamed", async () => {
+    const headers = await runnerHeaders("");
+    const declared = countingBody(200_000_000);
+    const res = await postStream(declared.stream, { ...headers, "content-length": "200000000" });
+    expect(res.status).toBe(413);
+    expect(declared.counter.bytes).toBeLessThanOrEqual(declared.counter.chunk);
+
+    // The signature headers come first: an unsigned oversized request is refused as unsigned.
+    const unsigned = countingBody(200_000_000);
+    const refused = await postStream(unsigned.stream, { "content-type": "application/json", "content-length": "200000000" });
+    expect(refused.status).toBe(401);
+    expect(unsigned.counter.bytes).toBeLessThanOrEqual(unsigned.counter.chunk);
+
+    const cap = 16 * 1024 * 1024;
+    const streamed = countingBody(cap * 2);
+    const over = await postStream(streamed.stream, headers);
+    expect(over.status).toBe(413);
+    expect(streamed.counter.bytes).toBeLessThanOrEqual(cap + 2 * streamed.counter.chunk);
   });
 
   it("a signed but malformed body: 422 listing the problems; not JSON: 400", async () => {

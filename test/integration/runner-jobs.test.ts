@@ -52,6 +52,7 @@ describe("enqueueRunnerJob through the real queue", () => {
     const { id } = await enqueueRunnerJob(env, {
       kind: "prepare",
       owner,
+      schedule: { attempt_id: null, org_id: "org-runner-jobs" },
       snapshot: { key: snapshot.key, sha256: snapshot.sha256 },
       files: [{ path: "src/a.js", content_b64: btoa("x") }],
       limits: { wall_ms: 60_000 },
@@ -70,6 +71,7 @@ describe("enqueueRunnerJob through the real queue", () => {
       files: [{ path: "src/a.js", content_b64: btoa("x") }],
       patches: [],
       limits: { wall_ms: 60_000 },
+      schedule: { priority: "validation", attempt_id: null, org_id: "org-runner-jobs" },
       callback_url: "https://assay.test/api/v1/internal/runner/callback",
     });
     expect((await row(id)).attempts).toBe(1);

@@ -165,6 +165,7 @@ describe("POST /attempts/{id}/runs", () => {
     expect(spec).toEqual({
       kind: "test",
       owner: { owner_type: "run", owner_id: run.id },
+      schedule: { attempt_id: attemptId, org_id: task.organizationId },
       snapshot: { key: `tasks/${task.id}/snapshot.tar.gz`, sha256: task.snapshotSha256 },
       environment: null,
       files: [
@@ -175,7 +176,12 @@ describe("POST /attempts/{id}/runs", () => {
       test: { framework: "node-test", command: ["node", "--test"] },
       limits: { wall_ms: 30_000, cpu_ms: 60_000, memory_mb: 1024, processes: 256, output_bytes: 1048576, workspace_mb: 512 },
     });
-    expect(dispatched.get(job.id)).toMatchObject({ kind: "test", files: spec.files, patches: [] });
+    expect(dispatched.get(job.id)).toMatchObject({
+      kind: "test",
+      files: spec.files,
+      patches: [],
+      schedule: { priority: "interactive", attempt_id: attemptId, org_id: task.organizationId },
+    });
 
     const running = await getRun(candidate, attemptId, run.id);
     expect(running).toMatchObject({ status: "RUNNING", started_at: job.dispatched_at, artifact_urls: null, tests: [] });

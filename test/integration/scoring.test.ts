@@ -54,14 +54,16 @@ const specOf = async (jobId: string) => (await env.BUCKET.get(`runner-jobs/${job
 
 describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => {
   it("queues a hidden-test run without the task's test files and a workspace run with coverage and lint", async () => {
-    const { attempt } = await submittedAttempt();
+    const { attempt, orgId } = await submittedAttempt();
     const row = await scoreRow(attempt.id, (r) => r.hidden_job_id !== null);
     expect(row).toMatchObject({ status: "scoring", tries: 1 });
     const hidden = await specOf(row.hidden_job_id!);
+    const schedule = { attempt_id: attempt.id, org_id: orgId };
+    expect(hidden.schedule).toEqual(schedule);
     expect(hidden.patches).toEqual([TEST_PATCH]);
     expect(hidden.files).toEqual([{ path: "old.js", delete: true }, { path: "src/x.js", content_b64: b64("export const x = 1;\n") }]);
     const workspace = await specOf(row.workspace_job_id!);
-    expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["src/x.js", "test/x.test.js"] }, test: { coverage: true } });
+    expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["src/x.js", "test/x.test.js"] }, test: { coverage: true }, schedule });
     expect(workspace.patches).toBeUndefined();
     expect((workspace.files as unknown[]).length).toBe(3);
   });

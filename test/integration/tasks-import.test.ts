@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
@@ -101,12 +102,14 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     expect(testPatch).not.toContain("src/");
     expect(solutionPatch).toContain("src/");
     expect(solutionPatch).not.toContain("test/slugify.test.js");
+    const specOf = async (jobId: string) => (await env.BUCKET.get(`runner-jobs/${jobId}/spec.json`))!.json<RunnerJobSpec>();
+    const schedule = { attempt_id: null, org_id: task.organizationId };
+    expect((await specOf(task.prepareJobId!)).schedule).toEqual(schedule);
 
     const validating = await finishPrepare(task.id, task.prepareJobId!);
     expect(validating).toMatchObject({ status: "VALIDATING", testFramework: "node-test", testCommand: ["node", "--test"] });
-    const specOf = async (jobId: string) => (await env.BUCKET.get(`runner-jobs/${jobId}/spec.json`))!.json<{ patches: string[] }>();
-    expect((await specOf(validating.baseRunJobId!)).patches).toEqual([testPatch]);
-    expect((await specOf(validating.solutionRunJobId!)).patches).toEqual([testPatch, solutionPatch]);
+    expect(await specOf(validating.baseRunJobId!)).toMatchObject({ patches: [testPatch], schedule });
+    expect(await specOf(validating.solutionRunJobId!)).toMatchObject({ patches: [testPatch, solutionPatch], schedule });
 
     const existing = test("keeps words", "passed");
     await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: [existing, test("cuts at maxLength", "failed")] })));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { emptyCallback } from "../../sandbox-runner/src/job-execution";
 import { jobSchema, type Callback } from "../../sandbox-runner/src/job-schema";
+import { PRIORITIES } from "../../sandbox-runner/src/pool";
 import { RunnerCallbackSchema, summarizeResult } from "../../src/domain/runner-callback";
 import {
   DISPATCH_ATTEMPTS,
@@ -8,6 +9,8 @@ import {
   dispatchVerdict,
   newRunnerJobId,
   parseStepOwnerId,
+  RUNNER_JOB_OWNER_TYPES,
+  RUNNER_JOB_PRIORITIES,
   runnerJobKeys,
   runnerJobPayload,
   stepOwnerId,
@@ -25,10 +28,16 @@ const urls = {
 };
 const sha = (c: string) => c.repeat(64);
 const owner = { owner_type: "run", owner_id: "run_1" } as const;
+const schedule = { attempt_id: "att_1", org_id: "acme" };
 
 describe("the runner's job body", () => {
   it("a prepare job is accepted by the runner's own schema", () => {
-    const spec: RunnerJobSpec = { kind: "prepare", owner, snapshot: { key: "snapshots/t.tar.gz", sha256: sha("a") } };
+    const spec: RunnerJobSpec = {
+      kind: "prepare",
+      owner: { owner_type: "task_validation", owner_id: "tsk_1/prepare" },
+      schedule: { attempt_id: null, org_id: "acme" },
+      snapshot: { key: "snapshots/t.tar.gz", sha256: sha("a") },
+    };
     const payload = runnerJobPayload("job_1", spec, { ...urls, environment: null });
     const parsed = jobSchema.parse(payload);
     expect(parsed).toMatchObject({
@@ -37,14 +46,35 @@ describe("the runner's job body", () => {
       snapshot: { url: urls.snapshot, sha256: sha("a") },
       environment: null,
       uploads: { junit: urls.junit, log: urls.log, environment: urls.environmentUpload },
+      schedule: { priority: "validation", attempt_id: null, org_id: "acme" },
       callback_url: urls.callback,
     });
+  });
+
+  it("the schedule's priority follows the owner type, in the order the runner's pool serves them", () => {
+    const priorities = Object.fromEntries(
+      RUNNER_JOB_OWNER_TYPES.map((owner_type) => {
+        const spec: RunnerJobSpec = { kind: "test", owner: { owner_type, owner_id: "x" }, schedule, snapshot: { key: "s", sha256: sha("a") } };
+        const parsed = jobSchema.parse(runnerJobPayload("job_4", spec, { ...urls, environmentUpload: null }));
+        expect(parsed.schedule).toEqual({ priority: expect.any(String), ...schedule });
+        return [owner_type, parsed.schedule.priority];
+      }),
+    );
+    expect(priorities).toEqual({ scoring: "scoring", task_validation: "validation", run: "interactive" });
+    expect(RUNNER_JOB_PRIORITIES).toEqual(PRIORITIES);
+  });
+
+  it("a spec stored before schedules existed still dispatches, with no attempt or organization", () => {
+    const stored = { kind: "test", owner, snapshot: { key: "s", sha256: sha("a") } } as RunnerJobSpec;
+    const parsed = jobSchema.parse(runnerJobPayload("job_5", stored, { ...urls, environmentUpload: null }));
+    expect(parsed.schedule).toEqual({ priority: "interactive", attempt_id: null, org_id: null });
   });
 
   it("a test job with environment, overlay, patches, test options and limits is accepted as given", () => {
     const spec: RunnerJobSpec = {
       kind: "test",
       owner,
+      schedule,
       snapshot: { key: "s", sha256: sha("a") },
       environment: { key: "e", sha256: sha("b") },
       files: [{ path: "src/a.js", content_b64: btoa("x") }, { path: "old.js", delete: true }],

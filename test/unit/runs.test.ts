@@ -82,9 +82,10 @@ describe("what a run includes", () => {
     expect(runFiles(entries, [])).toEqual([]);
   });
 
-  it("the job: the task's snapshot and environment, the files, the tests, no patches, the run's limits", () => {
+  it("the job: the task's snapshot and environment, the files, the tests, no patches, the run's limits and owners", () => {
     const task = runTaskOf({
       id: "task_1",
+      organizationId: "acme",
       snapshotSha256: "a".repeat(64),
       environmentKey: "runner-jobs/job_1/environment.tar.gz",
       environmentSha256: "b".repeat(64),
@@ -92,20 +93,22 @@ describe("what a run includes", () => {
       testCommand: ["node", "--test"],
     });
     const files = [{ path: "src/a.js", content_b64: "eA==" }];
-    expect(runJobSpec("run_1", task, files, 30)).toEqual({
+    const run = { id: "run_1", attempt_id: "att_1", timeout_seconds: 30 };
+    expect(runJobSpec(run, task, files)).toEqual({
       kind: "test",
       owner: { owner_type: "run", owner_id: "run_1" },
+      schedule: { attempt_id: "att_1", org_id: "acme" },
       snapshot: { key: "tasks/task_1/snapshot.tar.gz", sha256: "a".repeat(64) },
       environment: { key: "runner-jobs/job_1/environment.tar.gz", sha256: "b".repeat(64) },
       files,
       test: { framework: "node-test", command: ["node", "--test"] },
       limits: { wall_ms: 30_000, cpu_ms: 60_000, memory_mb: 1024, processes: 256, output_bytes: 1024 * 1024, workspace_mb: 512 },
     });
-    expect(runJobSpec("run_1", task, files, 30)).not.toHaveProperty("patches");
+    expect(runJobSpec(run, task, files)).not.toHaveProperty("patches");
   });
 
   it("a task without an environment or a known framework still runs; one without a snapshot cannot", () => {
-    const bare = { id: "t", snapshotSha256: "c".repeat(64), environmentKey: null, environmentSha256: null, testFramework: null, testCommand: null };
+    const bare = { id: "t", organizationId: "acme", snapshotSha256: "c".repeat(64), environmentKey: null, environmentSha256: null, testFramework: null, testCommand: null };
     expect(runTaskOf(bare)).toMatchObject({ environment: null, framework: "auto", command: null });
     expect(() => runTaskOf({ ...bare, snapshotSha256: null })).toThrow(/no snapshot/);
   });

@@ -52,6 +52,7 @@ export async function runScoringJobs(env: Env, scoreId: string, attemptId: strin
   const jobFiles = scoringJobFiles(files, task.testFiles ?? [], bytesToBase64);
   const common = {
     kind: "test" as const,
+    schedule: { attempt_id: attemptId, org_id: task.organizationId },
     snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
     environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
     limits: SCORING_LIMITS,

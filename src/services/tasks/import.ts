@@ -105,6 +105,7 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
   const job = await enqueueRunnerJob(env, {
     kind: "prepare",
     owner: { owner_type: "task_validation", owner_id: stepOwnerId(taskId, "prepare") },
+    schedule: { attempt_id: null, org_id: task.organizationId },
     snapshot: { key: keys.snapshot, sha256: snapshot.sha256 },
     patches: [testPatch],
     test: { framework: "auto" },

@@ -52,6 +52,7 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
   const environment = job.result.environment ? { key: job.keys.environment, sha256: job.result.environment.sha256 } : null;
   const common = {
     kind: "test" as const,
+    schedule: { attempt_id: null, org_id: task.organizationId },
     snapshot: { key: keys.snapshot, sha256: task.snapshotSha256 ?? "" },
     environment,
     test: { framework, command: job.result.command },

@@ -28,6 +28,7 @@ export async function createJob(spec: Partial<RunnerJobSpec> = {}): Promise<{ id
     kind: "test",
     test: { framework: "node-test" },
     owner: { owner_type: "run", owner_id: `run_${id}` },
+    schedule: { attempt_id: null, org_id: null },
     snapshot: { key: snapshotKey, sha256: "a".repeat(64) },
     ...spec,
   };

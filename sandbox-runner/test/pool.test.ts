@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { type Share, shareRules, SlotPool } from "../src/pool";
+
+const run = (attemptId: string, orgId = "org_a"): Share => ({ priority: "interactive", attemptId, orgId });
+const scoring = (attemptId: string, orgId = "org_a"): Share => ({ priority: "scoring", attemptId, orgId });
+const validation = (orgId: string): Share => ({ priority: "validation", attemptId: null, orgId });
+
+/** Requests slots in order; `started` lists the labels that got one, in the order they did. */
+function harness(capacity: number) {
+  const pool = new SlotPool(capacity);
+  const started: string[] = [];
+  const slots = new Map<string, number>();
+  const request = (label: string, share: Share) =>
+    void pool.acquire(share).then((slot) => {
+      started.push(label);
+      slots.set(label, slot);
+    });
+  const finish = async (label: string) => {
+    pool.release(slots.get(label) as number);
+    await Promise.resolve();
+  };
+  return { pool, started, request, finish, settle: () => Promise.resolve() };
+}
+
+describe("runner pool: priority and fair share", () => {
+  it("documents its shares for a pool size", () => {
+    expect(shareRules(1)).toEqual({ reservedForScoring: 0, perAttempt: 1, perOrganization: 1 });
+    expect(shareRules(2)).toEqual({ reservedForScoring: 1, perAttempt: 1, perOrganization: 1 });
+    expect(shareRules(8)).toEqual({ reservedForScoring: 1, perAttempt: 2, perOrganization: 4 });
+  });
+
+  it("a burst of runs from one attempt leaves a slot for another organization's scoring job", async () => {
+    const h = harness(2);
+    for (let i = 0; i < 5; i++) h.request(`run${i}`, run("att_burst"));
+    h.request("score", scoring("att_other", "org_b"));
+    await h.settle();
+    expect(h.started).toEqual(["run0", "score"]);
+    expect(h.pool.queued).toBe(4);
+    await h.finish("run0");
+    expect(h.started).toEqual(["run0", "score", "run1"]);
+  });
+
+  it("scoring goes before validation, validation before interactive runs, whatever arrived first", async () => {
+    const h = harness(1);
+    h.request("first", run("att_1"));
+    await h.settle();
+    h.request("run", run("att_2", "org_b"));
+    h.request("validate", validation("org_c"));
+    h.request("score", scoring("att_3", "org_d"));
+    await h.finish("first");
+    await h.finish("score");
+    await h.finish("validate");
+    expect(h.started).toEqual(["first", "score", "validate", "run"]);
+  });
+
+  it("one attempt holds at most its share of interactive slots; others' runs go past its queue", async () => {
+    const h = harness(8);
+    for (let i = 0; i < 6; i++) h.request(`a${i}`, run("att_a", "org_a"));
+    h.request("b0", run("att_b", "org_b"));
+    await h.settle();
+    expect(h.started).toEqual(["a0", "a1", "b0"]);
+    expect(h.pool.running).toBe(3);
+  });
+
+  it("an organization past its share yields the next slot to another organization that waits, not to an idle pool", async () => {
+    const h = harness(4);
+    for (let i = 0; i < 4; i++) h.request(`a${i}`, scoring(`att_a${i}`, "org_a"));
+    await h.settle();
+    // Alone, org_a may use the whole pool.
+    expect(h.started).toEqual(["a0", "a1", "a2", "a3"]);
+    h.request("a4", scoring("att_a4", "org_a"));
+    h.request("b0", scoring("att_b0", "org_b"));
+    await h.finish("a0");
+    expect(h.started.at(-1)).toBe("b0");
+  });
+
+  it("shutdown rejects the waiting and keeps the running", async () => {
+    const h = harness(1);
+    h.request("running", scoring("att_1"));
+    const waiting = h.pool.acquire(run("att_2"));
+    h.pool.rejectWaiting(new Error("stopping"));
+    await expect(waiting).rejects.toThrow("stopping");
+    expect(h.pool.running).toBe(1);
+  });
+});
