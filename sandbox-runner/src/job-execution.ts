@@ -16,7 +16,7 @@ import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
 import { type CoverageDetail, countResults, parseJUnit, parseLcov, ReportError } from "./reports";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { EGRESS_SOCKET, type KillCause, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
+import { EGRESS_SOCKET, type KillCause, type Launch, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
 import { TransferError, upload } from "./transfer";
 import { deleteWorkspacePath, readRegularFile, writeWorkspaceFile } from "./workspace-fs";
 
@@ -61,11 +61,14 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
   const leases: CacheLease[] = [];
   let proxy: EgressProxy | null = null;
+  let launch: Launch | null = null;
   const runStart = { at: 0 };
   try {
     if (ctx.sandboxProblem) {
       throw new UnsafeInputError(`${ctx.sandboxProblem}; refusing to run untrusted code without the sandbox (RUNNER_UNSAFE_NO_SANDBOX=1 allows it for local development only)`);
     }
+    // Started now so that joining its control groups overlaps the set-up below.
+    launch = ctx.sandbox.launch(slot, job.limits);
     const workspace = join(jobDir, "ws");
     const output = join(jobDir, "out");
     await mkdir(workspace, { recursive: true, mode: 0o755 });
@@ -110,12 +113,14 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     }
     result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
     runStart.at = performance.now();
+    const launched = launch;
+    launch = null;
     const run = command
-      ? await ctx.sandbox.run({
-          workspace, output, readOnlyMounts: unsafe ? [] : mounts, egressSocket: proxy?.socketPath ?? null,
-          command, env, limits: job.limits, slot, signal,
-        })
-      : null;
+      ? await ctx.sandbox.run(
+          { workspace, output, readOnlyMounts: unsafe ? [] : mounts, egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal },
+          launched,
+        )
+      : (await launched?.cancel(), null);
     await proxy?.close();
     proxy = null;
     if (run) {
@@ -145,6 +150,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     result.reason = reasonOf(err);
     if (!(err instanceof UnsafeInputError || err instanceof TransferError)) ctx.log("job_error", { job_id: job.job_id, error: String(err) });
   } finally {
+    await launch?.cancel();
     await proxy?.close();
     for (const lease of leases) lease.release();
     await removeTree(jobDir);

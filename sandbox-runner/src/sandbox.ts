@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdir, rename, writeFile } from "node:fs/promises";
@@ -147,96 +147,124 @@ export class Sandbox {
     return { ok: true };
   }
 
-  async run(job: SandboxRun): Promise<SandboxResult> {
+  /**
+   * Starts the process a job's command will run in and puts it in the job's control groups
+   * while the job is still being set up: joining a v1 group waits for an RCU grace period
+   * (about 10 ms), which then costs the job nothing. The process is a shell blocked on fd 3
+   * until `run` sends it the command line; null where there are no control groups.
+   */
+  launch(slot: number, limits: Limits): Launch | null {
+    const cgroups = this.options.unsafe ? null : this.options.cgroups;
+    if (!cgroups) return null;
+    const owner = this.ownerFor(slot);
+    const child = spawn("/bin/bash", ["--norc", "--noprofile", "-c", 'mapfile -d "" -t argv <&3 && exec 3<&- && exec "${argv[@]}"'], {
+      cwd: "/",
+      env: {},
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      ...(owner ?? {}),
+    });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
+      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
+    });
+    const placed = (async () => {
+      const group = await cgroups.create(`slot${slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes });
+      if (child.pid === undefined) return { group, error: "the job's process did not start" };
+      try {
+        await group.attach(child.pid);
+        return { group, error: null };
+      } catch (err) {
+        return { group, error: `could not place the job in its control group: ${(err as Error).message}` };
+      }
+    })().catch((err: unknown) => ({ group: null, error: `could not create the job's control group: ${(err as Error).message}` }));
+    const gate = child.stdio[3] as Writable;
+    gate.on("error", () => undefined);
+    return {
+      child,
+      exited,
+      placed,
+      async cancel() {
+        if (child.pid !== undefined) killGroup(child.pid);
+        const { group } = await placed;
+        await exited;
+        await group?.destroy();
+      },
+    };
+  }
+
+  async run(job: SandboxRun, launched: Launch | null = null): Promise<SandboxResult> {
     const limits = job.limits;
     const cpuSeconds = Math.ceil(limits.cpu_ms / 1000);
-    const cgroups = this.options.unsafe ? null : this.options.cgroups;
+    const launch = launched ?? this.launch(job.slot, limits);
     const rlimits = [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--fsize=${limits.workspace_mb * 1024 * 1024}`, "--core=0", "--nofile=4096"];
     // Without control groups: processes per uid (each slot has its own when the runner is
     // root; otherwise the pool is one job wide, see runner-service.ts) and the data segment as
     // a last resort. Never the address space: WebAssembly and V8 reserve far more than they use.
-    if (!cgroups) rlimits.push(`--nproc=${limits.processes}`, `--data=${limits.memory_mb * 1024 * 1024}`);
+    if (!launch) rlimits.push(`--nproc=${limits.processes}`, `--data=${limits.memory_mb * 1024 * 1024}`);
     const owner = this.ownerFor(job.slot);
-    const command = this.options.unsafe
+    const argv = this.options.unsafe
       ? ["/usr/bin/prlimit", ...rlimits, "--", ...job.command]
       : ["/usr/bin/prlimit", ...rlimits, "--", this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command];
-    // The shell waits on fd 3 until the runner has put it in the job's groups, so nothing the
-    // job starts is ever outside them.
-    const argv = cgroups ? ["/bin/sh", "-c", 'read -r _ <&3; exec 3<&-; exec "$@"', "assay-gate", ...command] : command;
-    const env = this.options.unsafe ? { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` } : {};
-    let cgroup: JobCgroup | null = null;
-    if (cgroups) {
-      try {
-        cgroup = await cgroups.create(`slot${job.slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes });
-      } catch (err) {
-        return failedStart(`could not create the job's control group: ${(err as Error).message}`);
-      }
-    }
     const capture = new OutputCapture(limits.output_bytes);
     const started = performance.now();
-    const child = spawn(argv[0] as string, argv.slice(1), {
-      cwd: this.options.unsafe ? job.workspace : "/",
-      env,
-      detached: true,
-      stdio: cgroup ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
-      ...(owner ?? {}),
-    });
+    let child: ChildProcess;
+    let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>;
+    if (launch) {
+      const { error } = await launch.placed;
+      if (error) {
+        await launch.cancel();
+        return failedStart(error);
+      }
+      ({ child, exited } = launch);
+      (child.stdio[3] as Writable).end(Buffer.from(argv.map((a) => `${a}\0`).join("")));
+    } else {
+      const env = this.options.unsafe ? { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` } : {};
+      child = spawn(argv[0] as string, argv.slice(1), {
+        cwd: this.options.unsafe ? job.workspace : "/",
+        env,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        ...(owner ?? {}),
+      });
+      exited = new Promise((resolve) => {
+        child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+        child.on("close", (code, signal) => resolve({ code, signal, error: null }));
+      });
+    }
     child.stdout?.on("data", (c: Buffer) => capture.append(c));
     child.stderr?.on("data", (c: Buffer) => capture.append(c));
 
     let killedFor: KillCause | null = null;
     const kill = (cause: KillCause) => {
       killedFor ??= cause;
-      // The negative pid reaches the whole process group; bwrap's PID-namespace init dies
-      // with it, and the kernel then kills every process left in the namespace.
-      if (child.pid !== undefined) {
-        try {
-          process.kill(-child.pid, "SIGKILL");
-        } catch {
-          child.kill("SIGKILL");
-        }
-      }
+      if (child.pid !== undefined) killGroup(child.pid);
     };
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
-      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
-    });
-    let attachError: string | null = null;
-    if (cgroup && child.pid !== undefined) {
-      const gate = child.stdio[3] as Writable;
-      gate.on("error", () => undefined);
-      try {
-        await cgroup.attach(child.pid);
-        gate.end("\n");
-      } catch (err) {
-        attachError = `could not place the job in its control group: ${(err as Error).message}`;
-        kill("aborted");
-      }
-    }
     const onAbort = () => kill("aborted");
     job.signal.addEventListener("abort", onAbort);
     if (job.signal.aborted) onAbort();
     const wallTimer = setTimeout(() => kill("wall"), limits.wall_ms);
-    const monitor = this.monitor(child.pid, job, kill, cgroup === null);
+    const monitor = this.monitor(child.pid, job, kill, launch === null);
 
     const outcome = await exited;
     clearTimeout(wallTimer);
     job.signal.removeEventListener("abort", onAbort);
     monitor.stop();
-    if (cgroup) {
-      if (await cgroup.memoryKilled()) killedFor ??= "memory";
-      await cgroup.destroy();
-    }
-    if (owner) await killAllOwnedBy(owner.uid);
+    const group = launch ? (await launch.placed).group : null;
+    const [memoryKilled] = await Promise.all([
+      group ? group.memoryKilled().then(async (killed) => (await group.destroy(), killed)) : false,
+      owner ? killAllOwnedBy(owner.uid) : 0,
+    ]);
+    if (memoryKilled) killedFor ??= "memory";
     return {
       exitCode: outcome.code,
       signal: outcome.signal,
-      killedFor: attachError ? null : killedFor,
+      killedFor,
       log: capture.render(),
       logTruncated: capture.truncated,
       outputBytes: capture.total,
       runMs: Math.round(performance.now() - started),
-      spawnError: attachError ?? outcome.error,
+      spawnError: outcome.error,
     };
   }
 
@@ -302,6 +330,31 @@ export class Sandbox {
     // The root is bwrap's own tmpfs: without this, /etc or / would take writes (into memory).
     args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace);
     return args;
+  }
+}
+
+/** A job's process started ahead of its command, already in the job's control groups. */
+export interface Launch {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>;
+  placed: Promise<{ group: JobCgroup | null; error: string | null }>;
+  /** For a job that ends before its command runs: kills the process and removes its groups. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * SIGKILL to the process group: bwrap's PID-namespace init dies with it, and the kernel then
+ * kills every process left in the namespace.
+ */
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
   }
 }
 
