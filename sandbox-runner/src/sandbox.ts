@@ -251,11 +251,13 @@ export class Sandbox {
     job.signal.removeEventListener("abort", onAbort);
     monitor.stop();
     const group = launch ? (await launch.placed).group : null;
-    const [memoryKilled] = await Promise.all([
-      group ? group.memoryKilled().then(async (killed) => (await group.destroy(), killed)) : false,
-      owner ? killAllOwnedBy(owner.uid) : 0,
-    ]);
-    if (memoryKilled) killedFor ??= "memory";
+    // A job's processes cannot leave its groups (/sys is not in the sandbox and the groups'
+    // files are root's), so emptying the groups ends all of them; the uid sweep is for runs
+    // without groups.
+    if (group) {
+      if (await group.memoryKilled()) killedFor ??= "memory";
+      await group.destroy();
+    } else if (owner) await killAllOwnedBy(owner.uid);
     return {
       exitCode: outcome.code,
       signal: outcome.signal,
