@@ -164,10 +164,7 @@ export class Sandbox {
       stdio: ["ignore", "pipe", "pipe", "pipe"],
       ...(owner ?? {}),
     });
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>((resolve) => {
-      child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-      child.on("close", (code, signal) => resolve({ code, signal, error: null }));
-    });
+    const exited = exitOf(child);
     const placed = (async () => {
       const group = await cgroups.create(`slot${slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes });
       if (child.pid === undefined) return { group, error: "the job's process did not start" };
@@ -209,7 +206,7 @@ export class Sandbox {
     const capture = new OutputCapture(limits.output_bytes);
     const started = performance.now();
     let child: ChildProcess;
-    let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>;
+    let exited: Promise<Exit>;
     if (launch) {
       const { error } = await launch.placed;
       if (error) {
@@ -227,10 +224,7 @@ export class Sandbox {
         stdio: ["ignore", "pipe", "pipe"],
         ...(owner ?? {}),
       });
-      exited = new Promise((resolve) => {
-        child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
-        child.on("close", (code, signal) => resolve({ code, signal, error: null }));
-      });
+      exited = exitOf(child);
     }
     child.stdout?.on("data", (c: Buffer) => capture.append(c));
     child.stderr?.on("data", (c: Buffer) => capture.append(c));
@@ -338,10 +332,24 @@ export class Sandbox {
 /** A job's process started ahead of its command, already in the job's control groups. */
 export interface Launch {
   child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error: string | null }>;
+  exited: Promise<Exit>;
   placed: Promise<{ group: JobCgroup | null; error: string | null }>;
   /** For a job that ends before its command runs: kills the process and removes its groups. */
   cancel(): Promise<void>;
+}
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why the process could not be started, or null. */
+  error: string | null;
+}
+
+function exitOf(child: ChildProcess): Promise<Exit> {
+  return new Promise((resolve) => {
+    child.on("error", (err) => resolve({ code: null, signal: null, error: err.message }));
+    child.on("close", (code, signal) => resolve({ code, signal, error: null }));
+  });
 }
 
 /**
