@@ -92,11 +92,16 @@ export interface TestPlan {
   coverage: CoverageDetail;
 }
 
+/** Where the test command writes its reports and finds the runner's reporters, inside the sandbox. */
 export interface ReportPaths {
+  /** FIFOs of the report channel (report-channel.ts). */
   junit: string;
   lcov: string;
   /** coverage.py settings used instead of the repository's (which could omit files). */
   coverageConfig: string;
+  /** node:test reporters that write the JUnit and lcov reports to the FIFOs (tools/). */
+  nodeJunitReporter: string;
+  nodeLcovReporter: string;
 }
 
 /** Chooses framework and command: the job's explicit settings win over what the repository suggests. */
@@ -112,7 +117,8 @@ export async function planTests(workspace: string, spec: Job["test"], reports: R
         : "no test framework detected (looked for node:test and pytest layouts); set test.framework",
     );
   }
-  const command = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(await readPackageJson(workspace)) ?? ["--test"])] : ["python3", "-m", "pytest"]);
+  const stated = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(await readPackageJson(workspace)) ?? ["--test"])] : ["python3", "-m", "pytest"]);
+  const command = spec.files ? withFiles(framework, stated, spec.files) : stated;
   const detail = spec.coverage ? await coverageTargets(workspace, framework, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
   return {
     framework,
@@ -122,21 +128,36 @@ export async function planTests(workspace: string, spec: Job["test"], reports: R
   };
 }
 
+/**
+ * The command with its file and directory arguments replaced by `files`: the framework's
+ * prefix (`node`, `pytest`, `python -m pytest`) and its options are kept. Option values must
+ * be given as `--name=value`; a separate value would be taken for a file and dropped.
+ */
+function withFiles(framework: Framework, command: string[], files: string[]): string[] {
+  const prefix = framework === "pytest" && /^python[\d.]*$/.test((command[0] ?? "").split("/").pop() ?? "") ? 3 : 1;
+  const options = command.slice(prefix).filter((arg) => arg.startsWith("-"));
+  return [...command.slice(0, prefix), ...options, ...(framework === "pytest" ? ["--"] : []), ...files];
+}
+
 function instrument(framework: Framework, command: string[], reports: ReportPaths, coverage: boolean, coverageDirs: string[]): string[] {
   if (framework === "pytest") {
     const extra = [`--junitxml=${reports.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider"];
     if (coverage) {
       extra.push("--cov=.", ...coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${reports.coverageConfig}`, `--cov-report=lcov:${reports.lcov}`);
     }
-    return [...command, ...extra];
+    // Options go before a "--" that ends them, so they are never taken for test files.
+    const end = command.indexOf("--");
+    return end < 0 ? [...command, ...extra] : [...command.slice(0, end), ...extra, ...command.slice(end)];
   }
   const [exe, ...rest] = command;
   if ((exe ?? "").split("/").pop() !== "node") return command;
+  // The runner's reporters write to their FIFOs themselves; "stdout" only gives them somewhere
+  // to yield nothing to.
   const extra = [
     "--test-reporter=spec", "--test-reporter-destination=stdout",
-    "--test-reporter=junit", `--test-reporter-destination=${reports.junit}`,
+    `--test-reporter=${reports.nodeJunitReporter}`, "--test-reporter-destination=stdout",
   ];
-  if (coverage) extra.push("--experimental-test-coverage", "--test-reporter=lcov", `--test-reporter-destination=${reports.lcov}`);
+  if (coverage) extra.push("--experimental-test-coverage", `--test-reporter=${reports.nodeLcovReporter}`, "--test-reporter-destination=stdout");
   return [exe as string, ...extra, ...(coverage ? withoutCoverageFilters(rest) : rest)];
 }
 

@@ -6,6 +6,7 @@ import type { ArchivePolicy } from "./archive";
 import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
+import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
 import type { Callback, Job, LintReport, TestResult } from "./job-schema";
@@ -13,12 +14,13 @@ import type { Logger } from "./log";
 import { tail } from "./output-capture";
 import { applyPatch } from "./patches";
 import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
-import { type CoverageDetail, countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { ReportChannel } from "./report-channel";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { EGRESS_SOCKET, type KillCause, type Launch, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
+import { EGRESS_SOCKET, type KillCause, type Launch, REPORTS_DIR, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
 import { TransferError, upload } from "./transfer";
-import { deleteWorkspacePath, readRegularFile, writeWorkspaceFile } from "./workspace-fs";
+import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";
 
 export interface ExecutionContext {
   config: RunnerConfig;
@@ -61,6 +63,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
   const leases: CacheLease[] = [];
   let proxy: EgressProxy | null = null;
+  let reports: ReportChannel | null = null;
   let launch: Launch | null = null;
   const runStart = { at: 0 };
   try {
@@ -94,18 +97,27 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const unsafe = ctx.sandbox.unsafe;
     const inside: SandboxPaths = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
     await mountEnvironment(workspace, mounts, unsafe);
-    const reports = { junit: `${inside.output}/junit.xml`, lcov: `${inside.output}/lcov.info`, coverageConfig: `${inside.toolsDir}/coveragerc` };
-    const plan = await planTests(workspace, job.test, reports, job.coverage_files).catch((err: unknown) => {
+    if (job.kind === "test") reports = await ReportChannel.open(join(jobDir, "reports"), REPORT_MAX_BYTES);
+    const reportsInside = unsafe ? (reports?.dir ?? "") : REPORTS_DIR;
+    const reportPaths = {
+      junit: `${reportsInside}/junit`,
+      lcov: `${reportsInside}/lcov`,
+      coverageConfig: `${inside.toolsDir}/coveragerc`,
+      nodeJunitReporter: `${inside.toolsDir}/junit-reporter.mjs`,
+      nodeLcovReporter: `${inside.toolsDir}/lcov-reporter.mjs`,
+    };
+    const plan = await planTests(workspace, job.test, reportPaths, job.coverage_files).catch((err: unknown) => {
       if (job.kind === "prepare" && err instanceof UnsafeInputError) return null;
       throw err;
     });
     result.framework = plan?.framework ?? null;
     result.command = plan?.command ?? null;
+    const canaries = plan && job.test.canaries && job.test.files ? await placeCanaries(workspace, plan.framework, job.test.files) : null;
     const owner = ctx.sandbox.ownerFor(slot);
     if (owner) await chownTree([workspace, output], owner);
 
     // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
-    const env = sandboxEnv(ctx.config, job, inside, !unsafe);
+    const env = sandboxEnv(ctx.config, job, inside, reportPaths, !unsafe);
     let command = job.kind === "prepare" ? await prepareCommand(workspace) : (plan as TestPlan).argv;
     if (command && job.kind === "prepare" && !unsafe) {
       proxy = await EgressProxy.start(join(jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id });
@@ -117,7 +129,10 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     launch = null;
     const run = command
       ? await ctx.sandbox.run(
-          { workspace, output, readOnlyMounts: unsafe ? [] : mounts, egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal },
+          {
+            workspace, output, reportsDir: reports?.dir ?? null, readOnlyMounts: unsafe ? [] : mounts,
+            egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal,
+          },
           launched,
         )
       : (await launched?.cancel(), null);
@@ -133,7 +148,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       result.artifacts.log = await tryUpload(job.uploads.log, Buffer.from("nothing to install\n"), "text/plain; charset=utf-8", ctx, job);
     }
     if (job.kind === "prepare") await finishPrepare(job, ctx, run, workspace, jobDir, result);
-    else await finishTest(job, ctx, run as SandboxResult, output, inside.workspace, (plan as TestPlan).coverage, result);
+    else await finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result);
     if (lintInput && job.lint) {
       const finished = run && run.killedFor !== "aborted" && !run.spawnError;
       result.lint = finished
@@ -152,6 +167,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   } finally {
     await launch?.cancel();
     await proxy?.close();
+    await reports?.close();
     for (const lease of leases) lease.release();
     await removeTree(jobDir);
   }
@@ -162,25 +178,44 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
 }
 
 async function finishTest(
-  job: Job, ctx: ExecutionContext, run: SandboxResult, output: string, insideWorkspace: string, coverage: CoverageDetail, result: Callback,
+  job: Job, ctx: ExecutionContext, run: SandboxResult, channel: ReportChannel, insideWorkspace: string, plan: TestPlan,
+  canaries: CanaryPlan | null, result: Callback,
 ): Promise<void> {
-  const junit = await readRegularFile(join(output, "junit.xml"), REPORT_MAX_BYTES);
+  const reports = await channel.read();
+  const junit = reports.junit.bytes;
   let tests: TestResult[] = [];
-  let reportProblem: string | null = null;
-  if (junit && junit.length > 0) {
+  let reportProblem: string | null = reports.junit.overflow ? `the JUnit report is larger than ${REPORT_MAX_BYTES} bytes` : null;
+  if (junit) {
     try {
-      tests = parseJUnit(junit.toString("utf8"), insideWorkspace, result.framework === "node-test");
+      tests = parseJUnit(junit.toString("utf8"), insideWorkspace);
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;
       reportProblem = err.message;
     }
     result.artifacts.junit = await tryUpload(job.uploads.junit, junit, "application/xml", ctx, job);
   }
+  if (canaries) {
+    const checked = checkCanaries(canaries, tests);
+    tests = checked.tests;
+    result.integrity = checked.integrity;
+    // Only sandboxed code adds to a report the reporter wrote whole, and only a process that was
+    // killed (or killed the reporter) ends a canary run without its own exit code.
+    const foreign = reportProblem ?? (tests.length > 0 && run.exitCode === null && !run.killedFor ? `the test process ended by ${run.signal ?? "a signal"}` : null);
+    if (foreign && !checked.integrity.tampered) {
+      result.integrity = { ...checked.integrity, tampered: true, reason: `the report cannot be trusted: ${foreign}` };
+    }
+  }
   result.tests = tests;
   result.counts = countResults(tests);
   if (job.test.coverage) {
-    const lcov = await readRegularFile(join(output, "lcov.info"), REPORT_MAX_BYTES);
-    result.coverage = lcov ? parseLcov(lcov.toString("utf8"), insideWorkspace, coverage) : null;
+    const lcov = reports.lcov.bytes;
+    try {
+      result.coverage = lcov ? parseLcov(lcov.toString("utf8"), insideWorkspace, plan.coverage) : null;
+    } catch (err) {
+      if (!(err instanceof ReportError)) throw err;
+      ctx.log("coverage_rejected", { job_id: job.job_id, error: err.message });
+      result.coverage = null;
+    }
   }
   const exit = run.exitCode === null ? `signal ${run.signal ?? "unknown"}` : `exit code ${run.exitCode}`;
   if (run.killedFor === "aborted") [result.status, result.reason] = ["ERROR", SHUTDOWN_REASON];
@@ -190,7 +225,7 @@ async function finishTest(
   else if (reportProblem) [result.status, result.reason] = ["FAILED", `${reportProblem} (${exit})`];
   else if (tests.length === 0) {
     result.status = "FAILED";
-    result.reason = junit && junit.length > 0 ? `the JUnit report lists no tests (${exit})` : `the test command produced no JUnit report (${exit})`;
+    result.reason = junit ? `the JUnit report lists no tests (${exit})` : `the test command produced no JUnit report (${exit})`;
   } else [result.status, result.reason] = ["SUCCEEDED", null];
 }
 
@@ -233,7 +268,7 @@ async function lintStaged(order: string[], input: LintInput, ctx: ExecutionConte
   const unsafe = ctx.sandbox.unsafe;
   const inside = unsafe ? { output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
   return runLint(input, order, inside, output, ctx.sandbox.eslintProblem, (command, env) =>
-    ctx.sandbox.run({ workspace: input.dir, output, readOnlyMounts: [], egressSocket: null, command, env, limits: LINT_LIMITS, slot, signal }),
+    ctx.sandbox.run({ workspace: input.dir, output, reportsDir: null, readOnlyMounts: [], egressSocket: null, command, env, limits: LINT_LIMITS, slot, signal }),
   );
 }
 
@@ -254,7 +289,7 @@ async function prepareCommand(workspace: string): Promise<string[] | null> {
   return steps.length === 0 ? null : ["/bin/sh", "-c", `set -e\n${steps.join("\n")}`];
 }
 
-function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, viaProxy: boolean): Record<string, string> {
+function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, reports: { junit: string; lcov: string }, viaProxy: boolean): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${inside.workspace}/.venv/bin:${inside.workspace}/node_modules/.bin:${inside.nodeBinDir}:/usr/bin:/bin:/usr/local/bin`,
     HOME: "/tmp",
@@ -265,8 +300,8 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, viaPro
     PYTHONDONTWRITEBYTECODE: "1",
     PYTHONUNBUFFERED: "1",
     ASSAY_WORKSPACE: inside.workspace,
-    ASSAY_JUNIT_PATH: `${inside.output}/junit.xml`,
   };
+  if (job.kind === "test") Object.assign(env, { ASSAY_JUNIT_PATH: reports.junit, ASSAY_LCOV_PATH: reports.lcov });
   if (job.kind === "prepare" && viaProxy) {
     const proxy = `http://127.0.0.1:${PROXY_PORT}`;
     Object.assign(env, {

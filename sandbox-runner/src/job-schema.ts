@@ -7,6 +7,8 @@ const httpUrl = z.url({ protocol: /^https?$/ });
 
 /** Most files a job may name in `coverage_files` or `lint.files`. */
 export const MAX_REPORTED_FILES = 200;
+/** Most files a job may name in `test.files`. */
+const MAX_TEST_FILES = 2000;
 
 const relativePath = z.string().superRefine((value, ctx) => {
   const verdict = checkRelativePath(value);
@@ -20,10 +22,12 @@ const reportedPath = z.string().transform((value, ctx) => {
   ctx.addIssue({ code: "custom", message: verdict.reason });
   return z.NEVER;
 });
-const reportedPaths = z
-  .array(reportedPath)
-  .max(MAX_REPORTED_FILES)
-  .transform((paths) => [...new Set(paths)]);
+const uniquePaths = (max: number) =>
+  z
+    .array(reportedPath)
+    .max(max)
+    .transform((paths) => [...new Set(paths)]);
+const reportedPaths = uniquePaths(MAX_REPORTED_FILES);
 
 const fileUpsert = z.strictObject({
   path: relativePath,
@@ -56,8 +60,12 @@ export const jobSchema = z
         framework: frameworkSchema.default("auto"),
         command: z.array(z.string().min(1).max(4096).refine((s) => !s.includes("\0"), "NUL in argument")).min(1).max(256).nullable().default(null),
         coverage: z.boolean().default(false),
+        /** Run exactly these test files (the command's own file arguments are dropped). */
+        files: uniquePaths(MAX_TEST_FILES).nullable().default(null),
+        /** Place canary tests in `files` and check them (canaries.ts); scoring's hidden-test run. */
+        canaries: z.boolean().default(false),
       })
-      .default({ framework: "auto", command: null, coverage: false }),
+      .default({ framework: "auto", command: null, coverage: false, files: null, canaries: false }),
     coverage_files: reportedPaths.default([]),
     lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),
@@ -72,6 +80,9 @@ export const jobSchema = z
     callback_url: httpUrl,
   })
   .superRefine((job, ctx) => {
+    if (job.test.canaries && !job.test.files?.length) {
+      ctx.addIssue({ code: "custom", path: ["test", "canaries"], message: "canaries need test.files: the files to place them in" });
+    }
     if (job.kind === "prepare" && !job.uploads.environment) {
       ctx.addIssue({ code: "custom", path: ["uploads", "environment"], message: "prepare jobs need an environment upload URL" });
     }
@@ -140,6 +151,17 @@ export interface LintReport {
   error: string | null;
 }
 
+/** What the canaries of a `test.canaries` run showed (canaries.ts). */
+export interface Integrity {
+  /** The files canaries were placed in. */
+  checked_files: string[];
+  /** Files whose canaries were not both reported as expected: their results do not count. */
+  unverified_files: string[];
+  /** A canary came out in a way no honest run produces; `reason` says which and where. */
+  tampered: boolean;
+  reason: string | null;
+}
+
 export interface Callback {
   job_id: string;
   kind: Job["kind"];
@@ -157,4 +179,5 @@ export interface Callback {
   artifacts: { junit: boolean; log: boolean };
   coverage?: CoverageSummary | null;
   lint?: LintReport | null;
+  integrity?: Integrity | null;
 }

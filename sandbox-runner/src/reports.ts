@@ -20,32 +20,31 @@ export class ReportError extends Error {
 }
 
 /**
- * Reads JUnit XML as written by node:test and pytest (and most other tools): test cases
- * may sit directly under <testsuites> (node:test top-level tests) or in nested suites.
+ * Reads JUnit XML as the runner's node:test reporter and pytest write it (and most other
+ * tools): test cases may sit directly under <testsuites> or in nested suites.
  */
-export function parseJUnit(xml: string, workspacePrefix: string, suiteAsClassname = false): TestResult[] {
+export function parseJUnit(xml: string, workspacePrefix: string): TestResult[] {
   let doc: XmlNode;
   try {
     doc = parser.parse(xml, true) as XmlNode;
   } catch (err) {
     throw new ReportError(`JUnit report is not valid XML: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
   }
+  // Anything written after (or before) the reporter's document is foreign: one root only.
+  const roots = Object.keys(doc).filter((key) => key !== "?xml");
+  if (roots.length !== 1 || asArray(doc[roots[0] as string]).length !== 1) {
+    throw new ReportError("JUnit report is not a single XML document");
+  }
   const results: TestResult[] = [];
-  // node:test names every case's class "test"; its describe() blocks are the suites, so
-  // their path is what tells two cases of the same name apart.
-  const visit = (node: unknown, inheritedFile: string | null, suites: string[]) => {
+  const visit = (node: unknown, inheritedFile: string | null) => {
     if (!node || typeof node !== "object") return;
     const n = node as XmlNode;
     const file = attr(n, "file") ?? inheritedFile;
-    for (const tc of asArray(n.testcase)) {
-      const result = toResult(tc as XmlNode, file, workspacePrefix);
-      if (suiteAsClassname) result.classname = suites.join(" > ");
-      results.push(result);
-    }
-    for (const suite of asArray(n.testsuite)) visit(suite, file, [...suites, attr(suite as XmlNode, "name") ?? ""]);
-    if (n.testsuites) visit(n.testsuites, file, suites);
+    for (const tc of asArray(n.testcase)) results.push(toResult(tc as XmlNode, file, workspacePrefix));
+    for (const suite of asArray(n.testsuite)) visit(suite, file);
+    if (n.testsuites) visit(n.testsuites, file);
   };
-  visit(doc, null, []);
+  visit(doc, null);
   return results;
 }
 
@@ -142,7 +141,9 @@ export function parseLcov(text: string, workspacePrefix: string, detail: Coverag
   for (const line of text.split("\n")) {
     if (line.startsWith("SF:")) {
       const file = relativeTo(line.slice(3).trim(), workspacePrefix);
-      current = files.get(file) ?? { lines_total: 0, lines_covered: 0, hits: wanted.has(file) ? new Map() : null };
+      // node and coverage.py write one record per file: a second one was added by someone else.
+      if (files.has(file)) throw new ReportError(`the lcov report has two records for ${file}`);
+      current = { lines_total: 0, lines_covered: 0, hits: wanted.has(file) ? new Map() : null };
       files.set(file, current);
     } else if (!current) continue;
     else if (line.startsWith("LF:")) current.lines_total = Number(line.slice(3));

@@ -23,14 +23,18 @@ export interface SandboxPaths {
 export const SANDBOX_PATHS: SandboxPaths = { workspace: "/workspace", output: "/output", nodeBinDir: "/opt/node/bin", toolsDir: "/opt/assay" };
 /** Where a prepare job finds the egress proxy's socket (see egress-proxy.ts). */
 export const EGRESS_SOCKET = "/run/assay/egress.sock";
+/** Where a test job's report FIFOs are, read-only (report-channel.ts). */
+export const REPORTS_DIR = "/run/assay/reports";
 /** /dev/shm is a tmpfs of its own: at most this, or a quarter of the memory limit if less. */
 export const SHM_MAX_MB = 64;
 
 export interface SandboxRun {
   /** Host directory mounted read-write as the workspace. */
   workspace: string;
-  /** Host directory mounted read-write for reports. */
+  /** Host directory mounted read-write as scratch output (the linters' reports). */
   output: string;
+  /** Host directory of the report FIFOs, mounted read-only; null for jobs without reports. */
+  reportsDir: string | null;
   /** Host directories mounted read-only inside the workspace (prepared environments). */
   readOnlyMounts: Array<{ host: string; inside: string }>;
   /**
@@ -322,6 +326,7 @@ export class Sandbox {
     args.push("--bind", job.workspace, SANDBOX_PATHS.workspace, "--bind", job.output, SANDBOX_PATHS.output);
     for (const m of job.readOnlyMounts) args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
     if (job.egressSocket) args.push("--bind", job.egressSocket, EGRESS_SOCKET);
+    if (job.reportsDir) args.push("--ro-bind", job.reportsDir, REPORTS_DIR);
     for (const [k, v] of Object.entries(job.env)) args.push("--setenv", k, v);
     // The root is bwrap's own tmpfs: without this, /etc or / would take writes (into memory).
     args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace);

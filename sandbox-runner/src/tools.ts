@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { runTool } from "./run-tool";
 
 /** Files the sandbox finds in its tools directory, from sandbox-runner/src/tools. */
-const TOOL_FILES = ["eslint-report.mjs", "pyflakes-report.py", "coveragerc", "egress-bridge.mjs"];
+const TOOL_FILES = ["eslint-report.mjs", "pyflakes-report.py", "coveragerc", "egress-bridge.mjs", "junit-reporter.mjs", "lcov-reporter.mjs"];
 const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), "tools");
 /** What eslint-report.mjs imports; their dependencies are found and copied along. */
 const LINT_PACKAGES = ["eslint", "@eslint/js", "typescript-eslint", "typescript"];

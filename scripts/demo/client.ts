@@ -135,6 +135,8 @@ export interface ScoreReport {
   evidence: Record<string, Record<string, unknown>>;
   flags: string[];
   ignored_test_edits: string[];
+  /** Staff view only. */
+  excluded_from_hidden_run?: string[];
 }
 
 /** The acceptance token of the newest invitation e-mail to `email` in a dev outbox directory. */

@@ -74,6 +74,16 @@ export const RunnerCallbackSchema = z
       .nullable()
       .optional(),
     lint: LintReportSchema.nullable().optional(),
+    /** What the canaries of a `test.canaries` run showed; absent for other runs. */
+    integrity: z
+      .object({
+        checked_files: z.array(z.string()),
+        unverified_files: z.array(z.string()),
+        tampered: z.boolean(),
+        reason: z.string().nullable(),
+      })
+      .nullable()
+      .optional(),
   })
   .meta({ id: "RunnerCallback" });
 

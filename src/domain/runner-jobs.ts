@@ -99,7 +99,11 @@ export interface RunnerJobSpec {
   environment?: StoredArchive | null;
   files?: OverlayFile[];
   patches?: string[];
-  test?: { framework?: "auto" | "node-test" | "pytest"; command?: string[] | null; coverage?: boolean };
+  /**
+   * `files`: run exactly these test files; `canaries`: place canary tests in them and report
+   * what they showed (`integrity`), as scoring's hidden-test run does.
+   */
+  test?: { framework?: "auto" | "node-test" | "pytest"; command?: string[] | null; coverage?: boolean; files?: string[]; canaries?: boolean };
   /** With `test.coverage`: files whose hit and missed lines the result lists. */
   coverage_files?: string[];
   /** Files to lint after the tests (docs/runner-protocol.md). */

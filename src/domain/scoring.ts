@@ -3,7 +3,7 @@
  * 0–100 with the evidence it came from, and their weighted mean. Pure: the scoring pipeline
  * gathers the inputs (the hidden-test run, the coverage and lint run, the attempt's activity).
  */
-import { testId, type TestResult } from "./test-outcomes";
+import { testFileOf, testId, type TestResult } from "./test-outcomes";
 
 export const RUBRIC_VERSION = "assay-rubric-1";
 
@@ -32,17 +32,31 @@ export interface HiddenRun {
   status: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ERROR";
   reason: string | null;
   tests: TestResult[];
+  /** The runner's canary check (docs/scoring.md, "Threat model"); null when it sent none. */
+  integrity: { checked_files: string[]; unverified_files: string[]; tampered: boolean; reason: string | null } | null;
 }
 
 /**
  * FAIL_TO_PASS tests carry 80 % (the task's point), PASS_TO_PASS 20 % (nothing broken). A
- * hidden-test run that produced no report scores 0: nothing could be shown to work.
+ * hidden-test run that produced no report scores 0: nothing could be shown to work. A run
+ * whose canaries show tampering scores 0 whatever it reports; a test counts only as a result
+ * from its own file, and only from a file whose canaries came out as they must.
  */
 export function correctness(failToPass: string[], passToPass: string[], run: HiddenRun): Subscore {
-  if (run.status !== "SUCCEEDED") {
-    return { score: 0, evidence: { run_status: run.status, reason: run.reason, fail_to_pass: { passed: 0, total: failToPass.length } } };
-  }
-  const passing = new Set(run.tests.filter((t) => t.status === "passed").map(testId));
+  const zero = (evidence: Record<string, unknown>) => ({
+    score: 0,
+    evidence: { run_status: run.status, ...evidence, fail_to_pass: { passed: 0, total: failToPass.length, failing: failToPass } },
+  });
+  if (!run.integrity) return zero({ tampered: false, reason: "the hidden-test run did not report its canary check" });
+  if (run.integrity.tampered) return zero({ tampered: true, reason: run.integrity.reason });
+  if (run.status !== "SUCCEEDED") return zero({ tampered: false, reason: run.reason });
+  const verified = new Set(run.integrity.checked_files.filter((f) => !run.integrity?.unverified_files.includes(f)));
+  const passing = new Set(
+    run.tests
+      .filter((t) => t.status === "passed")
+      .map(testId)
+      .filter((id): id is string => id !== null && verified.has(testFileOf(id))),
+  );
   const tally = (ids: string[]) => {
     const failing = ids.filter((id) => !passing.has(id));
     return { passed: ids.length - failing.length, total: ids.length, failing };
@@ -51,7 +65,10 @@ export function correctness(failToPass: string[], passToPass: string[], run: Hid
   const p2p = tally(passToPass);
   const f2pRate = f2p.total === 0 ? 1 : f2p.passed / f2p.total;
   const p2pRate = p2p.total === 0 ? 1 : p2p.passed / p2p.total;
-  return { score: clamp(100 * (0.8 * f2pRate + 0.2 * p2pRate)), evidence: { run_status: run.status, fail_to_pass: f2p, pass_to_pass: p2p } };
+  return {
+    score: clamp(100 * (0.8 * f2pRate + 0.2 * p2pRate)),
+    evidence: { run_status: run.status, tampered: false, unverified_files: run.integrity.unverified_files, fail_to_pass: f2p, pass_to_pass: p2p },
+  };
 }
 
 // ---------------------------------------------------------------- changed lines
@@ -285,6 +302,30 @@ export function communication(explanation: string | null, files: ChangedFile[]):
     score: clamp(written + commented),
     evidence: { explanation_words: words, explains: named, changed_source_lines: lines.length, comment_lines: comments, parts: { written, commented } },
   };
+}
+
+// ---------------------------------------------------------------- review flags
+
+/**
+ * Code under test has no business with these: the test framework's internals, the runner's
+ * report channel, replacing built-in modules' exports, ending the test process early. Not a
+ * score (a legitimate change may mention one), a pointer for the reviewer.
+ */
+const FRAMEWORK_REFERENCES: Array<[RegExp, string]> = [
+  [/syncBuiltinESMExports|getBuiltinModule|require\.cache|Module\._load|module\.register\(/, "replaces or reloads built-in modules"],
+  [/["'](node:)?(test|assert)(\/strict)?["']/, "loads node:test or node:assert"],
+  [/\b_pytest\b|\bpytest\b|\bpluggy\b|unittest\.TestCase\.assert/, "reaches into pytest or unittest"],
+  [/ASSAY_|\/run\/assay|junit|lcov|\.coverage\b|NODE_V8_COVERAGE/i, "touches test or coverage reports"],
+  [/process\.(exit|kill|reallyExit)\b|os\._exit|\bsys\.exit\b|atexit/, "ends the process or hooks its exit"],
+];
+
+/** Which of the framework references the changed source lines (not test files) contain. */
+export function frameworkReferences(files: ChangedFile[]): string[] {
+  const source = files.filter((f) => !f.test);
+  return FRAMEWORK_REFERENCES.flatMap(([pattern, what]) => {
+    const hits = source.filter((f) => f.changedText.some((line) => pattern.test(line))).map((f) => f.path);
+    return hits.length > 0 ? [`${what}: ${hits.join(", ")}`] : [];
+  });
 }
 
 // ---------------------------------------------------------------- overall and claims

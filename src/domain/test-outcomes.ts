@@ -33,16 +33,28 @@ function clean(text: string): string {
 }
 
 /**
- * The id a test is known by in validation and in scoring: its scope (classname, else file)
- * and name joined with "::", or the name alone without a scope. Whitespace runs count as one
- * space and file paths use "/", so reports that differ only in such details give one id.
+ * The id a test is known by in validation and in scoring: the file it is declared in, its
+ * scope (node's describe() path, pytest's class) and its name, joined with "::" the way
+ * pytest names tests (`tests/test_x.py::TestK::test_c`). A result without a file has no id
+ * and never counts: a test is only ever matched together with the file it ran from.
+ * Whitespace runs count as one space and file paths use "/", so reports that differ only in
+ * such details give one id.
  */
-export function testId(result: Pick<TestResult, "classname" | "file" | "name">): string {
-  const classname = clean(result.classname ?? "");
+export function testId(result: Pick<TestResult, "classname" | "file" | "name">): string | null {
   const file = clean(result.file ?? "").replaceAll("\\", "/").replace(/^(?:\.\/)+/, "");
-  const scope = classname || file;
-  const name = clean(result.name);
-  return scope === "" ? name : `${scope}::${name}`;
+  if (file === "" || file.includes("::")) return null;
+  // pytest's classname repeats the file as a module path (tests.test_x.TestK).
+  const module = file.replace(/\.[^./]+$/, "").replaceAll("/", ".");
+  let scope = clean(result.classname ?? "");
+  if (scope === module) scope = "";
+  else if (scope.startsWith(`${module}.`)) scope = scope.slice(module.length + 1);
+  return [file, scope, clean(result.name)].filter((part) => part !== "").join("::");
+}
+
+/** The file part of a test id. */
+export function testFileOf(id: string): string {
+  const end = id.indexOf("::");
+  return end < 0 ? "" : id.slice(0, end);
 }
 
 const SEVERITY: Record<TestStatus, number> = { skipped: 0, passed: 1, failed: 2, errored: 3 };
@@ -52,6 +64,7 @@ function byId(results: TestResult[]): Map<string, TestStatus> {
   const statuses = new Map<string, TestStatus>();
   for (const result of results) {
     const id = testId(result);
+    if (id === null) continue;
     const known = statuses.get(id);
     if (known === undefined || SEVERITY[result.status] > SEVERITY[known]) statuses.set(id, result.status);
   }

@@ -1,7 +1,7 @@
 import type { ScoringMessage } from "../domain/attempts";
 import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
-import { recordStartFailure, startScoring } from "../services/scoring/start";
+import { recordStartFailure, ScoringStartError, startScoring } from "../services/scoring/start";
 import { log } from "../services/log";
 
 export const SCORING_QUEUE = "scoring";
@@ -16,6 +16,11 @@ export async function consumeScoring(batch: MessageBatch<ScoringMessage>, env: E
         await startScoring(env, message.body.attempt_id, message.body.rescore === true);
         message.ack();
       } catch (e) {
+        if (e instanceof ScoringStartError) {
+          await recordStartFailure(env, message.body.attempt_id, `Scoring could not be started: ${e.message}.`);
+          message.ack();
+          return;
+        }
         log("warn", "scoring: start failed, retrying", { attempt_id: message.body.attempt_id, attempt: message.attempts, error: String(e) });
         message.retry({ delaySeconds: backoffSeconds(message.attempts, 5, 300) });
       }

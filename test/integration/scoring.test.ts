@@ -31,18 +31,20 @@ async function scoreRow(attemptId: string, done: (r: ScoreRow) => boolean): Prom
 }
 
 /** A submitted attempt on a task that has what scoring reads: its test patch, framework and test files. */
-async function submittedAttempt() {
+async function submittedAttempt(failToPass = ["test/x.test.js::new"], passToPass = ["test/old.test.js::old"]) {
   const setup = await startedAttempt();
   await env.DB.prepare(
-    `UPDATE tasks SET snapshot_sha256 = ?, test_framework = 'node-test', test_command = '["node","--test"]',
-       test_files = '["test/x.test.js"]', fail_to_pass = '["x::new"]', pass_to_pass = '["x::old"]' WHERE id = ?`,
+    `UPDATE tasks SET snapshot_sha256 = ?, test_framework = 'node-test', test_command = '["node","--test","test/"]',
+       test_files = '["test/x.test.js"]', fail_to_pass = ?, pass_to_pass = ? WHERE id = ?`,
   )
-    .bind("a".repeat(64), setup.taskId)
+    .bind("a".repeat(64), JSON.stringify(failToPass), JSON.stringify(passToPass), setup.taskId)
     .run();
   await env.BUCKET.put(taskKeys(setup.taskId).testPatch, TEST_PATCH);
   const saved = await patchChanges(setup.candidate, setup.attempt.id, {
     "src/x.js": { op: "upsert", content_b64: b64("export const x = 1;\n") },
     "test/x.test.js": { op: "upsert", content_b64: b64("rigged\n") },
+    "test/mine.test.js": { op: "upsert", content_b64: b64("mine\n") },
+    "conftest.py": { op: "upsert", content_b64: b64("import os\n") },
     "old.js": { op: "delete" },
   });
   expect(saved.status).toBe(200);
@@ -53,7 +55,7 @@ async function submittedAttempt() {
 const specOf = async (jobId: string) => (await env.BUCKET.get(`runner-jobs/${jobId}/spec.json`))!.json<Record<string, unknown>>();
 
 describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => {
-  it("queues a hidden-test run without the task's test files and a workspace run with coverage and lint", async () => {
+  it("queues a hidden-test run of the scored files with canaries, without any test or harness file of the candidate, and a workspace run with coverage and lint", async () => {
     const { attempt, orgId } = await submittedAttempt();
     const row = await scoreRow(attempt.id, (r) => r.hidden_job_id !== null);
     expect(row).toMatchObject({ status: "scoring", tries: 1 });
@@ -62,10 +64,18 @@ describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => 
     expect(hidden.schedule).toEqual(schedule);
     expect(hidden.patches).toEqual([TEST_PATCH]);
     expect(hidden.files).toEqual([{ path: "old.js", delete: true }, { path: "src/x.js", content_b64: b64("export const x = 1;\n") }]);
+    expect(hidden.test).toEqual({ framework: "node-test", command: ["node", "--test", "test/"], files: ["test/old.test.js", "test/x.test.js"], canaries: true });
     const workspace = await specOf(row.workspace_job_id!);
-    expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["src/x.js", "test/x.test.js"] }, test: { coverage: true }, schedule });
+    expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["conftest.py", "src/x.js", "test/mine.test.js", "test/x.test.js"] }, test: { coverage: true }, schedule });
     expect(workspace.patches).toBeUndefined();
-    expect((workspace.files as unknown[]).length).toBe(3);
+    expect((workspace.files as unknown[]).length).toBe(5);
+  });
+
+  it("a task validated before test ids carried their file is not scored against: scoring fails at once, saying why", async () => {
+    const { attempt } = await submittedAttempt(["slugify::new"], ["slugify::old"]);
+    const row = await scoreRow(attempt.id, (r) => r.status === "failed");
+    expect(row.hidden_job_id).toBeNull();
+    expect(row.reason).toMatch(/identified by their file; import it again/);
   });
 
   it("retries a round the runner could not run, then shows the failure on the attempt; an orgadmin re-scores", async () => {

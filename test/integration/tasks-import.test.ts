@@ -119,12 +119,12 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     const ready = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
     expect(ready).toMatchObject({
       status: "READY",
-      failToPass: ["slugify::cuts at maxLength"],
-      passToPass: ["slugify::keeps words"],
+      failToPass: ["test/slugify.test.js::slugify::cuts at maxLength"],
+      passToPass: ["test/slugify.test.js::slugify::keeps words"],
     });
 
     const view = (await (await call(`/api/v1/tasks/${task.id}`, { token })).json()) as Record<string, unknown>;
-    expect(view).toMatchObject({ status: "READY", fail_to_pass: ["slugify::cuts at maxLength"], source: { pr_number: 1 } });
+    expect(view).toMatchObject({ status: "READY", fail_to_pass: ["test/slugify.test.js::slugify::cuts at maxLength"], source: { pr_number: 1 } });
   });
 
   it("a test that goes from pass to fail makes the task FAILED naming it", async () => {
@@ -134,7 +134,7 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [test("old", "failed"), test("new", "passed")] })));
     const failed = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
     expect(failed.status).toBe("FAILED");
-    expect(failed.failureReason).toContain("slugify::old");
+    expect(failed.failureReason).toContain("test/slugify.test.js::slugify::old");
   });
 
   it("tests that do not load at base count as absent there", async () => {
@@ -143,7 +143,7 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { status: "FAILED", reason: "no report", tests: [] })));
     await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [test("new", "passed")] })));
     const ready = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
-    expect(ready).toMatchObject({ status: "READY", failToPass: ["slugify::new"], passToPass: [] });
+    expect(ready).toMatchObject({ status: "READY", failToPass: ["test/slugify.test.js::slugify::new"], passToPass: [] });
   });
 
   it("a failed preparation, or no test framework, ends FAILED with the reason", async () => {

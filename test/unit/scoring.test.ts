@@ -6,13 +6,18 @@ import {
   codeQuality,
   communication,
   correctness,
+  frameworkReferences,
   overallScore,
   testCoverage,
   WEIGHTS,
   type ChangedFile,
+  type HiddenRun,
 } from "../../src/domain/scoring";
+import { type FrozenFile, hiddenTestFiles, scoringJobFiles } from "../../src/domain/scoring-jobs";
 
-const t = (name: string, status: "passed" | "failed") => ({ classname: "suite", name, status });
+const HIDDEN = "test/hidden.test.js";
+const t = (name: string, status: "passed" | "failed", file = HIDDEN) => ({ classname: "suite", file, name, status });
+const checked = { checked_files: [HIDDEN], unverified_files: [], tampered: false, reason: null };
 const file = (path: string, text: string[], lines = text.map((_, i) => i + 1), test = false): ChangedFile => ({
   path,
   test,
@@ -21,24 +26,54 @@ const file = (path: string, text: string[], lines = text.map((_, i) => i + 1), t
 });
 
 describe("correctness", () => {
-  const f2p = ["suite::new a", "suite::new b"];
-  const p2p = ["suite::old"];
+  const f2p = [`${HIDDEN}::suite::new a`, `${HIDDEN}::suite::new b`];
+  const p2p = [`${HIDDEN}::suite::old`];
+  const run = (tests: ReturnType<typeof t>[], integrity: HiddenRun["integrity"] = checked): HiddenRun => ({ status: "SUCCEEDED", reason: null, tests, integrity });
 
   it("is 100 when every FAIL_TO_PASS and PASS_TO_PASS test passes", () => {
-    const s = correctness(f2p, p2p, { status: "SUCCEEDED", reason: null, tests: [t("new a", "passed"), t("new b", "passed"), t("old", "passed")] });
-    expect(s.score).toBe(100);
+    expect(correctness(f2p, p2p, run([t("new a", "passed"), t("new b", "passed"), t("old", "passed")])).score).toBe(100);
   });
 
   it("weighs FAIL_TO_PASS 80 % and PASS_TO_PASS 20 %, naming the failing tests", () => {
-    const s = correctness(f2p, p2p, { status: "SUCCEEDED", reason: null, tests: [t("new a", "passed"), t("new b", "failed"), t("old", "failed")] });
+    const s = correctness(f2p, p2p, run([t("new a", "passed"), t("new b", "failed"), t("old", "failed")]));
     expect(s.score).toBe(40);
-    expect(s.evidence).toMatchObject({ fail_to_pass: { passed: 1, total: 2, failing: ["suite::new b"] }, pass_to_pass: { failing: ["suite::old"] } });
+    expect(s.evidence).toMatchObject({ fail_to_pass: { passed: 1, total: 2, failing: [`${HIDDEN}::suite::new b`] }, pass_to_pass: { failing: [`${HIDDEN}::suite::old`] } });
   });
 
   it("an absent test counts as failing; a run without a report scores 0 with its reason", () => {
-    expect(correctness(f2p, p2p, { status: "SUCCEEDED", reason: null, tests: [t("old", "passed")] }).score).toBe(20);
-    const s = correctness(f2p, p2p, { status: "FAILED", reason: "syntax error", tests: [] });
+    expect(correctness(f2p, p2p, run([t("old", "passed")])).score).toBe(20);
+    const s = correctness(f2p, p2p, { status: "FAILED", reason: "syntax error", tests: [], integrity: checked });
     expect(s).toMatchObject({ score: 0, evidence: { run_status: "FAILED", reason: "syntax error" } });
+  });
+
+  it("a passing test of the same name in another file (the candidate's) does not count", () => {
+    const own = "test/mine.test.js";
+    const s = correctness(f2p, p2p, run([t("new a", "failed"), t("new b", "failed"), t("old", "passed"), t("new a", "passed", own), t("new b", "passed", own)]));
+    expect(s.score).toBe(20);
+  });
+
+  it("a tampered run scores 0 whatever it reports, with the reason", () => {
+    const all = [t("new a", "passed"), t("new b", "passed"), t("old", "passed")];
+    const s = correctness(f2p, p2p, run(all, { ...checked, tampered: true, reason: "the canary test that must fail was reported passed" }));
+    expect(s).toMatchObject({ score: 0, evidence: { tampered: true, reason: /canary/ } });
+  });
+
+  it("results of a file whose canaries are missing do not count, nor does a run without a canary check", () => {
+    const all = [t("new a", "passed"), t("new b", "passed"), t("old", "passed")];
+    expect(correctness(f2p, p2p, run(all, { ...checked, unverified_files: [HIDDEN] })).score).toBe(0);
+    expect(correctness(f2p, p2p, run(all, null))).toMatchObject({ score: 0, evidence: { reason: /canary check/ } });
+  });
+});
+
+describe("framework references", () => {
+  it("points the reviewer at source lines that patch the framework or its reports, not at test files", () => {
+    const found = frameworkReferences([
+      file("src/slugify.js", ['const a = require("node:assert");', "syncBuiltinESMExports();"]),
+      file("src/ok.js", ["return words.join('-');"]),
+      file("test/mine.test.js", ['import assert from "node:assert";'], [1], true),
+    ]);
+    expect(found).toEqual(["replaces or reloads built-in modules: src/slugify.js", "loads node:test or node:assert: src/slugify.js"]);
+    expect(frameworkReferences([file("pkg/x.py", ["import _pytest.runner"])])).toEqual(["reaches into pytest or unittest: pkg/x.py"]);
   });
 });
 
@@ -143,5 +178,28 @@ describe("overall and claims", () => {
       { figure: "coverage", claimed: 0.9, measured: 0.8, gap: 0.1, flagged: false },
       { figure: "lint_score", claimed: null, measured: 0.7, gap: null, flagged: false },
     ]);
+  });
+});
+
+describe("scoring job files", () => {
+  const frozen = (path: string): FrozenFile => ({ path, op: "upsert", content: new TextEncoder().encode("x") });
+  const b64 = () => "eA==";
+
+  it("the hidden-test run gets only the candidate's source files; test files and test harness stay at the task's version", () => {
+    const paths = [
+      "src/slugify.js", "lib/util.py",
+      "test/slugify.test.js", "test/helpers.js", "test/mine.test.js", "src/x.test.js",
+      "conftest.py", "pkg/conftest.py", "pytest.ini", "pyproject.toml", "package.json", "sitecustomize.py", "pytest.py",
+      "_pytest/runner.py", "node_modules/assert/index.js", "evil.pth", "src/unittest.py",
+    ];
+    const jobs = scoringJobFiles(paths.map(frozen), new Set(["test/slugify.test.js"]), b64);
+    expect(jobs.hidden.map((f) => f.path)).toEqual(["src/slugify.js", "lib/util.py"]);
+    expect(jobs.excludedFromHidden).toEqual(paths.slice(2));
+    expect(jobs.workspace).toHaveLength(paths.length);
+    expect(jobs.ignoredTestEdits).toEqual(["test/slugify.test.js"]);
+  });
+
+  it("runs every file a scored test is in", () => {
+    expect(hiddenTestFiles(["tests/test_b.py::test_x", "tests/test_a.py::K::test_y"], ["tests/test_b.py::test_z"])).toEqual(["tests/test_a.py", "tests/test_b.py"]);
   });
 });

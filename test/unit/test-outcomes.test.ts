@@ -1,30 +1,45 @@
 import { describe, expect, it } from "vitest";
-import { computeTestOutcomes, type TestResult, type TestStatus, testId } from "../../src/domain/test-outcomes";
+import { computeTestOutcomes, type TestResult, type TestStatus, testFileOf, testId } from "../../src/domain/test-outcomes";
 
 const t = (name: string, status: TestStatus, file = "test/a.test.js"): TestResult => ({ file, name, status });
 
 describe("testId", () => {
-  it("joins scope and name with ::", () => {
+  it("is the file, the scope and the name joined with :: (pytest's node id)", () => {
     expect(testId({ classname: "tests.test_reading.TestTime", file: "tests/test_reading.py", name: "test_rounds_up[200]" })).toBe(
-      "tests.test_reading.TestTime::test_rounds_up[200]",
+      "tests/test_reading.py::TestTime::test_rounds_up[200]",
     );
-    expect(testId({ classname: "slugify > maxLength", file: null, name: "cuts at a word" })).toBe("slugify > maxLength::cuts at a word");
-    expect(testId({ classname: "", file: null, name: "top-level node test" })).toBe("top-level node test");
-    expect(testId({ name: "alone" })).toBe("alone");
+    expect(testId({ classname: "tests.test_x", file: "tests/test_x.py", name: "test_y" })).toBe("tests/test_x.py::test_y");
+    expect(testId({ classname: "slugify > maxLength", file: "test/slugify.test.js", name: "cuts at a word" })).toBe(
+      "test/slugify.test.js::slugify > maxLength::cuts at a word",
+    );
+    expect(testId({ classname: "", file: "test/a.test.js", name: "top-level node test" })).toBe("test/a.test.js::top-level node test");
   });
 
-  it("prefers the classname over the file", () => {
-    expect(testId({ classname: "tests.test_x", file: "tests/test_x.py", name: "test_y" })).toBe("tests.test_x::test_y");
+  it("has no id without a file: a test is never matched by its name alone", () => {
+    expect(testId({ classname: "slugify > maxLength", file: null, name: "cuts at a word" })).toBeNull();
+    expect(testId({ name: "alone" })).toBeNull();
+    expect(testId({ file: "a::b.js", name: "n" })).toBeNull();
+  });
+
+  it("tells apart tests of the same name in two files", () => {
+    expect(testId({ file: "test/a.test.js", name: "n" })).not.toBe(testId({ file: "test/mine.test.js", name: "n" }));
   });
 
   it("normalizes whitespace and path separators", () => {
     expect(testId({ file: ".\\test\\a.test.js", name: "  top \t level\n" })).toBe("test/a.test.js::top level");
     expect(testId({ classname: "  ", file: "./x.py", name: "n" })).toBe("x.py::n");
-    expect(testId({ classname: "suite  >\tinner", name: "n" })).toBe("suite > inner::n");
+    expect(testId({ classname: "suite  >\tinner", file: "t.js", name: "n" })).toBe("t.js::suite > inner::n");
   });
 
   it("is the same for the same test reported twice", () => {
-    expect(testId({ classname: "suite", name: "inner" })).toBe(testId({ classname: "suite ", file: null, name: " inner" }));
+    expect(testId({ classname: "suite", file: "t.js", name: "inner" })).toBe(testId({ classname: "suite ", file: "./t.js", name: " inner" }));
+  });
+});
+
+describe("testFileOf", () => {
+  it("is the file part of an id", () => {
+    expect(testFileOf("tests/test_x.py::TestK::test_c")).toBe("tests/test_x.py");
+    expect(testFileOf("no file")).toBe("");
   });
 });
 

@@ -5,7 +5,7 @@ import { scores } from "../../db/schema";
 import { findScore, updateScoring } from "../../db/scores";
 import { findTask } from "../../db/tasks";
 import { isFinalStatus, parseStepOwnerId } from "../../domain/runner-jobs";
-import { SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
+import { hiddenTestFiles, SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
 import { bytesToBase64 } from "../../domain/overlay";
 import { attemptObject } from "../../durable/attempt";
 import type { Env } from "../../env";
@@ -66,17 +66,18 @@ export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Pr
     readRunnerResult(env, workspace.id),
     attemptObject(env, score.attemptId).frozenOverlay(),
   ]);
-  const ignored = scoringJobFiles(
+  const hiddenTests = new Set([...(task.testFiles ?? []), ...hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? [])]);
+  const jobFiles = scoringJobFiles(
     (frozen ?? []).map((f) => ({ path: f.path, op: f.op, content: null })),
-    task.testFiles ?? [],
+    hiddenTests,
     bytesToBase64,
-  ).ignoredTestEdits;
+  );
   const report = await buildReport(
     env,
     { scoreId: score.id, task, attempt: record },
     hiddenRunOf(hidden.status as "SUCCEEDED" | "FAILED" | "TIMED_OUT", hidden.reason, hiddenResult),
     { status: workspace.status, reason: workspace.reason, result: workspaceResult },
-    ignored,
+    jobFiles,
   );
   const now = new Date().toISOString();
   const stored = await updateScoring(db, score.id, {

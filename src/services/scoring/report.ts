@@ -10,6 +10,7 @@ import {
   changedLines,
   claimGaps,
   codeQuality,
+  frameworkReferences,
   communication,
   correctness,
   overallScore,
@@ -23,6 +24,7 @@ import {
   type Subscore,
   type SubscoreName,
 } from "../../domain/scoring";
+import type { ScoringJobFiles } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import type { TestResult } from "../../domain/test-outcomes";
 import { attemptObject } from "../../durable/attempt";
@@ -42,6 +44,8 @@ export interface ScoreReport {
   claims: ReturnType<typeof claimGaps>;
   flags: string[];
   ignored_test_edits: string[];
+  /** Overlay paths the hidden-test run left at the task's version (staff evidence). */
+  excluded_from_hidden_run: string[];
 }
 
 const SNAPSHOT_READ_LIMITS = { stripComponents: 1, maxFileBytes: 32 * 1024 * 1024, maxStreamBytes: 2 * 1024 ** 3 };
@@ -98,8 +102,9 @@ export async function buildReport(
   ids: { scoreId: string; task: TaskRow; attempt: AttemptRecord },
   hidden: HiddenRun,
   workspace: { status: string; reason: string | null; result: RunnerCallback | null },
-  ignoredTestEdits: string[],
+  jobFiles: Pick<ScoringJobFiles, "ignoredTestEdits" | "excludedFromHidden">,
 ): Promise<ScoreReport> {
+  const { ignoredTestEdits } = jobFiles;
   const { task, attempt } = ids;
   const object = attemptObject(env, attempt.id);
   const [files, rawPayload, overlay, attemptRuns] = await Promise.all([
@@ -144,6 +149,11 @@ export async function buildReport(
   );
   const flags = claims.filter((c) => c.flagged).map((c) => `claimed ${c.figure} ${c.claimed} is ${c.gap} away from the measured ${c.measured}`);
   if (ignoredTestEdits.length > 0) flags.push(`edits to the task's test files were not scored: ${ignoredTestEdits.join(", ")}`);
+  if (hidden.integrity?.tampered) flags.push(`the hidden-test run was tampered with, so correctness is 0: ${hidden.integrity.reason ?? "no detail"}`);
+  const unverified = hidden.integrity?.unverified_files ?? [];
+  if (unverified.length > 0) flags.push(`the results of ${unverified.join(", ")} were not counted: the file's canary tests did not both run as they must`);
+  const suspicious = frameworkReferences(files);
+  if (suspicious.length > 0) flags.push(`changed source lines reach into the test framework or its reports (${suspicious.join("; ")}): review them`);
   return {
     score_id: ids.scoreId,
     attempt_id: attempt.id,
@@ -156,9 +166,10 @@ export async function buildReport(
     claims,
     flags,
     ignored_test_edits: ignoredTestEdits,
+    excluded_from_hidden_run: jobFiles.excludedFromHidden,
   };
 }
 
 export function hiddenRunOf(status: HiddenRun["status"], reason: string | null, result: RunnerCallback | null): HiddenRun {
-  return { status, reason, tests: (result?.tests ?? []) as TestResult[] };
+  return { status, reason, tests: (result?.tests ?? []) as TestResult[], integrity: result?.integrity ?? null };
 }

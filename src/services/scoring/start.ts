@@ -5,12 +5,17 @@ import { findTask } from "../../db/tasks";
 import { bytesToBase64 } from "../../domain/overlay";
 import { RUBRIC_VERSION } from "../../domain/scoring";
 import { stepOwnerId } from "../../domain/runner-jobs";
-import { scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
+import { hiddenTestFiles, RUNNABLE_TEST_FILE, scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import { attemptObject } from "../../durable/attempt";
 import type { Env } from "../../env";
 import { enqueueRunnerJob } from "../runner/jobs";
 import { artifactStorage } from "../storage/storage";
+
+/** Scoring cannot start and retrying will not change that: the attempt shows why. */
+export class ScoringStartError extends Error {
+  override name = "ScoringStartError";
+}
 
 /** Limits of the two scoring runs: the hidden tests may be slower than the candidate's own. */
 const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
@@ -48,8 +53,12 @@ export async function runScoringJobs(env: Env, scoreId: string, attemptId: strin
   const testPatch = await (await artifactStorage(env).get(taskKeys(task.id).testPatch))?.text();
   if (testPatch === undefined) throw new Error(`task ${task.id} has no test patch`);
 
+  const testFiles = hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? []);
+  if (testFiles.length === 0 || !testFiles.every((f) => RUNNABLE_TEST_FILE.test(f))) {
+    throw new ScoringStartError(`task ${task.id} was validated before tests were identified by their file; import it again to score against it`);
+  }
   const files: FrozenFile[] = frozen.map((f) => ({ path: f.path, op: f.op, content: f.content ? new Uint8Array(f.content) : null }));
-  const jobFiles = scoringJobFiles(files, task.testFiles ?? [], bytesToBase64);
+  const jobFiles = scoringJobFiles(files, new Set([...(task.testFiles ?? []), ...testFiles]), bytesToBase64);
   const common = {
     kind: "test" as const,
     schedule: { attempt_id: attemptId, org_id: task.organizationId },
@@ -62,7 +71,7 @@ export async function runScoringJobs(env: Env, scoreId: string, attemptId: strin
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
     files: jobFiles.hidden,
     patches: [testPatch],
-    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand },
+    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand, files: testFiles, canaries: true },
   });
   const workspace = await enqueueRunnerJob(env, {
     ...common,
