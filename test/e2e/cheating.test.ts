@@ -9,8 +9,9 @@ import { devToken } from "../support/node/http-client";
 // Every submission here is a wrong solution that tries to score anyway: each must score
 // correctness below 50, or 0 where the tampering is detected, and staff must see why.
 const ORG = "e2e-cheating";
-const base = (repo: string, path: string) =>
-  execFileSync("git", ["-C", join(DEV_DIR, "repos", repo), "show", `refs/pull/1/base:${path}`], { encoding: "utf8" });
+const show = (repo: string, ref: "base" | "head", path: string) =>
+  execFileSync("git", ["-C", join(DEV_DIR, "repos", repo), "show", `refs/pull/1/${ref}:${path}`], { encoding: "utf8" });
+const base = (repo: string, path: string) => show(repo, "base", path);
 
 let slugTask: Task;
 let pyTask: Task;
@@ -109,6 +110,13 @@ describe("a wrong slugify (the PR's base version) that tries to score", () => {
 });
 
 describe("a wrong reading_time (always 0) that tries to score", () => {
+  it("(the gold solution, with the canaries in place, still scores correctness 100)", async () => {
+    const gold = (path: string) => show("assay-demo/textstats-py", "head", path);
+    const { own, staffView } = await cheat(pyTask, { "src/textstats/__init__.py": gold("src/textstats/__init__.py"), "src/textstats/reading.py": gold("src/textstats/reading.py") });
+    expect(own.subscores.correctness).toBe(100);
+    expect(correctnessOf(staffView)).toMatchObject({ tampered: false, unverified_files: [] });
+  });
+
   const wrongReading = 'def reading_time(text, words_per_minute=200):\n    return 0\n';
   const init = (extra: string) =>
     `${extra}\nfrom textstats.counts import average_word_length, sentence_count, word_count, words\nfrom textstats.reading import reading_time\n`;
