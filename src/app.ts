@@ -1,12 +1,14 @@
 import { fromIttyRouter } from "chanfana";
 import { Router, type IRequest } from "itty-router";
 import pkg from "../package.json";
+import { canonicalPath } from "./domain/request-path";
 import type { Env } from "./env";
 import { preflight, withCors } from "./http/cors";
 import { errorResponse, HttpError } from "./http/errors";
 import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
 import { attemptRoutes } from "./routes/attempts";
+import { auditEventRoutes } from "./routes/audit-events";
 import { docsResponse } from "./routes/docs";
 import { log } from "./services/log";
 import { GetHealth } from "./routes/health";
@@ -14,6 +16,7 @@ import { internalRunnerRoutes } from "./routes/internal-runner";
 import { invitationRoutes } from "./routes/invitations";
 import { meRoutes } from "./routes/me";
 import { repohostRoutes } from "./routes/repohost";
+import { retakeRoutes } from "./routes/retakes";
 import { scoreRoutes } from "./routes/scores";
 import { runRoutes } from "./routes/runs";
 import { taskRoutes } from "./routes/tasks";
@@ -23,7 +26,20 @@ import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
 
-const tables: RouteTable[] = [meRoutes, organizationRoutes, taskRoutes, repohostRoutes, invitationRoutes, attemptRoutes, runRoutes, scoreRoutes, storageRoutes, internalRunnerRoutes];
+const tables: RouteTable[] = [
+  meRoutes,
+  organizationRoutes,
+  auditEventRoutes,
+  taskRoutes,
+  retakeRoutes,
+  repohostRoutes,
+  invitationRoutes,
+  attemptRoutes,
+  runRoutes,
+  scoreRoutes,
+  storageRoutes,
+  internalRunnerRoutes,
+];
 
 const router = fromIttyRouter(Router(), {
   openapi_url: `${API_BASE}/openapi.json`,
@@ -82,9 +98,19 @@ async function dispatch(request: Request, env: Env, exec: ExecutionContext, path
   return response;
 }
 
-/** The Worker's HTTP entry: request id, CORS, rate limits, routing, errors, one log line. */
-export async function handleFetch(request: Request, env: Env, exec: ExecutionContext): Promise<Response> {
+/** The request with its path in canonical form, so that the router and the rate limits see the same path. */
+function canonicalRequest(request: Request): Request {
+  const url = new URL(request.url);
+  const pathname = canonicalPath(url.pathname);
+  if (pathname === url.pathname) return request;
+  url.pathname = pathname;
+  return new Request(url, request);
+}
+
+/** The Worker's HTTP entry: path, request id, CORS, rate limits, routing, errors, one log line. */
+export async function handleFetch(received: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   const started = Date.now();
+  const request = canonicalRequest(received);
   const state = requestState(request);
   state.requestId = requestIdFor(request);
   const { pathname } = new URL(request.url);

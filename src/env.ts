@@ -26,6 +26,11 @@ export interface Env {
   DEV_AUTH?: string;
   /** Public JWK set of the dev identity provider, used only when DEV_AUTH is "true". */
   DEV_IDP_JWKS?: string;
+  /**
+   * Issuers (comma-separated) whose tokens without `email_verified` carry verified addresses;
+   * any other token needs `email_verified: true` to accept an invitation. Default: none.
+   */
+  AUTH_EMAIL_VERIFIED_ISSUERS?: string;
 
   CORS_ORIGINS: string;
   APP_BASE_URL: string;

@@ -133,9 +133,10 @@ export interface ScoreReport {
   overall_score: number;
   subscores: Record<string, number>;
   evidence: Record<string, Record<string, unknown>>;
+  view: "staff" | "candidate";
+  /** The staff view's only, like every field below. */
   flags: string[];
   ignored_test_edits: string[];
-  /** Staff view only. */
   excluded_from_hidden_run?: string[];
 }
 

@@ -18,6 +18,11 @@ export interface TokenClaims {
   email: string;
   role: string;
   org?: string;
+  /**
+   * The dev identity provider signs users in with verified addresses and says so (default true),
+   * as the Worker accepts invitations only for addresses the token says are verified.
+   */
+  emailVerified?: boolean;
   /** Lifetime like 1h, 30m, 2d, or seconds. */
   ttl?: string;
   issuer?: string;
@@ -28,7 +33,12 @@ export interface TokenClaims {
 export async function mintDevToken(privateJwk: string, claims: TokenClaims): Promise<string> {
   const jwk = JSON.parse(privateJwk) as JWK;
   const key = await importJWK(jwk, ALG);
-  return new SignJWT({ email: claims.email, role: claims.role, ...(claims.org && { org_id: claims.org }) })
+  return new SignJWT({
+    email: claims.email,
+    email_verified: claims.emailVerified ?? true,
+    role: claims.role,
+    ...(claims.org && { org_id: claims.org }),
+  })
     .setProtectedHeader({ alg: ALG, kid: jwk.kid, typ: "JWT" })
     .setSubject(claims.sub)
     .setIssuer(claims.issuer ?? DEV_ISSUER)

@@ -1,5 +1,6 @@
-import { and, eq, sql } from "drizzle-orm";
-import type { Role } from "../domain/roles";
+import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { staffOrganizations, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { SessionClaims } from "../services/identity";
 import type { Database } from "./client";
 import { memberships, organizations, plans, users } from "./schema";
@@ -13,13 +14,14 @@ function newId(prefix: string): string {
 }
 
 /**
- * Finds or creates the caller's user record and syncs the membership the token claims.
+ * Finds or creates the caller's user record and records the membership the token claims.
  * The common case (nothing changed) is one read. Writes are upserts keyed by the unique
- * subject, so concurrent first requests converge on one row.
+ * subject, so concurrent first requests converge on one row. A membership made by accepting
+ * an invitation is the service's own and no token changes it.
  */
 export async function syncUserFromClaims(db: Database, claims: SessionClaims): Promise<User> {
   const found = await db
-    .select({ user: users, membershipRole: memberships.role })
+    .select({ user: users, membership: { role: memberships.role, source: memberships.source } })
     .from(users)
     .leftJoin(
       memberships,
@@ -29,7 +31,8 @@ export async function syncUserFromClaims(db: Database, claims: SessionClaims): P
     .get();
 
   const userCurrent = found && found.user.email === claims.email && found.user.role === claims.role;
-  const membershipCurrent = !claims.org_id || found?.membershipRole === claims.role;
+  const membership = found?.membership;
+  const membershipCurrent = !claims.org_id || membership?.source === "invitation" || membership?.role === claims.role;
   if (found && userCurrent && membershipCurrent) return found.user;
 
   const now = new Date().toISOString();
@@ -48,8 +51,12 @@ export async function syncUserFromClaims(db: Database, claims: SessionClaims): P
         .onConflictDoNothing(),
       db
         .insert(memberships)
-        .values({ userId: user.id, organizationId: claims.org_id, role: claims.role })
-        .onConflictDoUpdate({ target: [memberships.userId, memberships.organizationId], set: { role: claims.role } }),
+        .values({ userId: user.id, organizationId: claims.org_id, role: claims.role, source: "token" })
+        .onConflictDoUpdate({
+          target: [memberships.userId, memberships.organizationId],
+          set: { role: claims.role },
+          setWhere: eq(memberships.source, "token"),
+        }),
     ]);
   }
   return user;
@@ -59,6 +66,7 @@ export interface MembershipView {
   organization_id: string;
   organization_name: string;
   role: Role;
+  source: MembershipSource;
   plan: { id: string; name: string; candidate_limit: number | null };
   joined_at: string;
 }
@@ -76,16 +84,30 @@ export async function membershipsOf(db: Database, userId: string): Promise<Membe
     organization_id: org.id,
     organization_name: org.name,
     role: m.role,
+    source: m.source,
     plan: { id: plan.id, name: plan.name, candidate_limit: plan.candidateLimit },
     joined_at: m.createdAt,
   }));
 }
 
-export async function membershipRole(db: Database, userId: string, organizationId: string): Promise<Role | undefined> {
-  const row = await db
-    .select({ role: memberships.role })
+export async function findMembership(
+  db: Database,
+  userId: string,
+  organizationId: string,
+): Promise<{ role: Role; source: MembershipSource } | undefined> {
+  return db
+    .select({ role: memberships.role, source: memberships.source })
     .from(memberships)
     .where(and(eq(memberships.userId, userId), eq(memberships.organizationId, organizationId)))
     .get();
-  return row?.role;
+}
+
+/**
+ * SQL: `organizationId` is an organization whose staff the viewer is. The same rule as
+ * `isStaffIn`, for list queries.
+ */
+export function staffOrganization(organizationId: SQLiteColumn, viewer: Viewer): SQL {
+  const organizations = staffOrganizations(viewer);
+  if (organizations === "all") return sql`1`;
+  return organizations.length > 0 ? inArray(organizationId, organizations) : sql`0`;
 }

@@ -1,8 +1,11 @@
-import { and, count, desc, eq, inArray, isNull, lt, or, type SQL } from "drizzle-orm";
-import { attemptAudience, OPEN_ATTEMPT_STATUSES, type AttemptAudience, type AttemptRecord, type AttemptStatus } from "../domain/attempts";
+import { and, count, desc, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { attemptAudience, type AttemptAudience, type AttemptRecord, type AttemptStatus } from "../domain/attempts";
 import type { Caller } from "../http/auth";
 import { HttpError } from "../http/errors";
+import { staffOrganization } from "./accounts";
 import type { Database } from "./client";
+import { mayAttemptAgain } from "./retakes";
+import { rowValues } from "./rows";
 import { attempts, ideTokens, memberships } from "./schema";
 
 export type AttemptRow = typeof attempts.$inferSelect;
@@ -42,20 +45,24 @@ function columns(record: AttemptRecord, version: number) {
 
 /**
  * The first write of an attempt. False when the candidate already has an open attempt on the
- * task: the partial unique index decides, so two concurrent creations cannot both pass.
+ * task (the partial unique index decides) or, when `oneSubmission` holds, has made every
+ * attempt allowed: one, plus one per retake granted (docs/api.md, "Retakes"). Both are decided
+ * inside the insert, so two concurrent creations cannot both pass either.
  */
-export async function insertAttempt(db: Database, record: AttemptRecord, version: number): Promise<boolean> {
+export async function insertAttempt(db: Database, record: AttemptRecord, version: number, oneSubmission: boolean): Promise<boolean> {
+  const row = rowValues(attempts, {
+    id: record.id,
+    taskId: record.task_id,
+    organizationId: record.organization_id,
+    candidateId: record.candidate_id,
+    timeLimitMinutes: record.time_limit_minutes,
+    createdAt: record.created_at,
+    ...columns(record, version),
+  });
+  const allowed = oneSubmission ? mayAttemptAgain(record.task_id, record.candidate_id) : sql`1`;
   const inserted = await db
     .insert(attempts)
-    .values({
-      id: record.id,
-      taskId: record.task_id,
-      organizationId: record.organization_id,
-      candidateId: record.candidate_id,
-      timeLimitMinutes: record.time_limit_minutes,
-      createdAt: record.created_at,
-      ...columns(record, version),
-    })
+    .select(sql`SELECT ${row} WHERE ${allowed}`)
     .onConflictDoNothing()
     .returning({ id: attempts.id })
     .all();
@@ -70,18 +77,6 @@ export async function writeAttemptThrough(db: Database, record: AttemptRecord, v
     .where(and(eq(attempts.id, record.id), lt(attempts.version, version)));
 }
 
-export async function findOpenAttempt(
-  db: Database,
-  taskId: string,
-  candidateId: string,
-): Promise<Pick<AttemptRow, "id" | "status"> | undefined> {
-  return db
-    .select({ id: attempts.id, status: attempts.status })
-    .from(attempts)
-    .where(and(eq(attempts.taskId, taskId), eq(attempts.candidateId, candidateId), inArray(attempts.status, OPEN_ATTEMPT_STATUSES)))
-    .get();
-}
-
 /**
  * The one visibility check on an attempt: its candidate and the staff of its organization
  * see it; anyone else gets a 404, so an attempt's existence does not leak.
@@ -92,7 +87,7 @@ export async function findVisibleAttempt(
   attemptId: string,
 ): Promise<{ attempt: AttemptRow; audience: Exclude<AttemptAudience, "none"> }> {
   const row = await db
-    .select({ attempt: attempts, orgRole: memberships.role })
+    .select({ attempt: attempts, membership: memberships.source })
     .from(attempts)
     .leftJoin(memberships, and(eq(memberships.organizationId, attempts.organizationId), eq(memberships.userId, caller.user.id)))
     .where(eq(attempts.id, attemptId))
@@ -100,7 +95,7 @@ export async function findVisibleAttempt(
   const audience = row
     ? attemptAudience({
         isCandidate: row.attempt.candidateId === caller.user.id,
-        orgRole: row.orgRole ?? null,
+        orgRole: caller.roleIn(row.attempt.organizationId, row.membership),
         platformAdmin: caller.isPlatformAdmin,
       })
     : "none";
@@ -113,19 +108,15 @@ export interface AttemptFilter {
   status?: AttemptStatus;
 }
 
-const STAFF_ROLES = ["interviewer", "orgadmin", "admin"] as const;
-
 /**
  * Attempts a caller may list: their own, and all of the organizations where they are staff
  * (every one for a platform admin).
  */
-export function listableAttempts(db: Database, caller: Caller, filter: AttemptFilter): SQL | undefined {
-  const staffOrgs = db
-    .select({ id: memberships.organizationId })
-    .from(memberships)
-    .where(and(eq(memberships.userId, caller.user.id), inArray(memberships.role, STAFF_ROLES)));
+export function listableAttempts(caller: Caller, filter: AttemptFilter): SQL | undefined {
   return and(
-    caller.isPlatformAdmin ? undefined : or(eq(attempts.candidateId, caller.user.id), inArray(attempts.organizationId, staffOrgs)),
+    caller.isPlatformAdmin
+      ? undefined
+      : or(eq(attempts.candidateId, caller.user.id), staffOrganization(attempts.organizationId, caller.viewer)),
     filter.taskId ? eq(attempts.taskId, filter.taskId) : undefined,
     filter.status ? eq(attempts.status, filter.status) : undefined,
   );

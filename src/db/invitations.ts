@@ -1,15 +1,27 @@
-import { and, count, desc, eq, getTableColumns, gt, is, isNotNull, isNull, lte, SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
 import type { DeliveryStatus, InvitationStatus } from "../domain/invitations";
+import { FALLBACK_TITLE, taskStatement, type StatementColumns } from "../domain/statement";
 import type { Database } from "./client";
+import { rowValues } from "./rows";
 import { invitations, memberships, organizations, plans, taskAssignments, tasks, users } from "./schema";
 
 export type InvitationRow = typeof invitations.$inferSelect;
-/** An invitation with what its views and its e-mail show besides the row. */
+/**
+ * An invitation with what its views and its e-mail show besides the row. The candidate reads
+ * the task's title there, so it is the statement's title, never the pull request's.
+ */
 export type InvitationDetails = InvitationRow & { taskTitle: string; organizationName: string; inviterEmail: string };
 
 const detailsSelection = {
   invitation: invitations,
-  taskTitle: tasks.title,
+  statement: {
+    statementTitle: tasks.statementTitle,
+    statementBody: tasks.statementBody,
+    prTitle: tasks.prTitle,
+    prBody: tasks.prBody,
+    sourceOwner: tasks.sourceOwner,
+    sourceRepo: tasks.sourceRepo,
+  },
   organizationName: organizations.name,
   inviterEmail: users.email,
 };
@@ -23,8 +35,12 @@ function withDetails(db: Database) {
     .innerJoin(users, eq(users.id, invitations.invitedBy));
 }
 
-function flatten(row: { invitation: InvitationRow; taskTitle: string; organizationName: string; inviterEmail: string }): InvitationDetails {
-  return { ...row.invitation, taskTitle: row.taskTitle, organizationName: row.organizationName, inviterEmail: row.inviterEmail };
+type DetailsRow = { invitation: InvitationRow; statement: StatementColumns; organizationName: string; inviterEmail: string };
+
+function flatten(row: DetailsRow): InvitationDetails {
+  // Only READY tasks take invitations, and those have a statement; the fallback is for the type.
+  const taskTitle = taskStatement(row.statement)?.title ?? FALLBACK_TITLE;
+  return { ...row.invitation, taskTitle, organizationName: row.organizationName, inviterEmail: row.inviterEmail };
 }
 
 export async function findInvitation(db: Database, id: string): Promise<InvitationDetails | undefined> {
@@ -119,24 +135,11 @@ export async function insertInvitation(db: Database, inv: NewInvitation, limit: 
       ),
     db
       .insert(invitations)
-      .select(sql`SELECT ${rowValues({ ...inv, issuedAt: now, createdAt: now })} WHERE ${allowed}`)
+      .select(sql`SELECT ${rowValues(invitations, { ...inv, issuedAt: now, createdAt: now })} WHERE ${allowed}`)
       .onConflictDoNothing()
       .returning({ id: invitations.id }),
   ]);
   return inserted.length === 1;
-}
-
-/**
- * One row's values in the table's column order, unset columns at their schema defaults: the
- * SELECT of an insert that is conditional in SQL, which drizzle's insert-select expects whole.
- */
-function rowValues(row: typeof invitations.$inferInsert): SQL {
-  const values = Object.entries(getTableColumns(invitations)).map(([key, column]) => {
-    const value = row[key as keyof typeof row];
-    if (value !== undefined) return sql`${value}`;
-    return is(column.default, SQL) ? column.default : sql`${column.default ?? null}`;
-  });
-  return sql.join(values, sql`, `);
 }
 
 /**
@@ -192,7 +195,8 @@ export async function revokeInvitation(db: Database, id: string, userId: string,
  * Uses an invitation, makes the user a candidate of its organization and assigns the task,
  * in one transaction. The inserts take their values from the invitation as this call marked
  * it used, so when the conditional update loses (used, revoked, expired, or a concurrent
- * acceptance won) nothing else is written. An existing membership keeps its role.
+ * acceptance won) nothing else is written. A membership recorded from a token becomes the
+ * invitation's: a record of a token grants nothing, the invitation's candidate rights last.
  */
 export async function acceptInvitation(db: Database, id: string, tokenHash: string, userId: string, now: string): Promise<boolean> {
   const usedByThisCall = and(eq(invitations.id, id), eq(invitations.usedBy, userId), eq(invitations.usedAt, now));
@@ -218,12 +222,16 @@ export async function acceptInvitation(db: Database, id: string, tokenHash: stri
             userId: sql<string>`${invitations.usedBy}`.as("user_id"),
             organizationId: invitations.organizationId,
             role: sql<"candidate">`'candidate'`.as("role"),
+            source: sql<"invitation">`'invitation'`.as("source"),
             createdAt: sql<string>`${now}`.as("created_at"),
           })
           .from(invitations)
           .where(usedByThisCall),
       )
-      .onConflictDoNothing(),
+      .onConflictDoUpdate({
+        target: [memberships.userId, memberships.organizationId],
+        set: { role: "candidate", source: "invitation" },
+      }),
     db
       .insert(taskAssignments)
       .select(

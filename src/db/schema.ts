@@ -6,3 +6,4 @@ export * from "./schema/attempts";
 export * from "./schema/invitations";
 export * from "./schema/runs";
 export * from "./schema/scores";
+export * from "./schema/audit";

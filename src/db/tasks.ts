@@ -18,7 +18,7 @@ export async function findVisibleTask(
   taskId: string,
 ): Promise<{ task: TaskRow; audience: Exclude<TaskAudience, "none"> }> {
   const row = await db
-    .select({ task: tasks, orgRole: memberships.role, assignedAt: taskAssignments.assignedAt })
+    .select({ task: tasks, membership: memberships.source, assignedAt: taskAssignments.assignedAt })
     .from(tasks)
     .leftJoin(memberships, and(eq(memberships.organizationId, tasks.organizationId), eq(memberships.userId, caller.user.id)))
     .leftJoin(taskAssignments, and(eq(taskAssignments.taskId, tasks.id), eq(taskAssignments.userId, caller.user.id)))
@@ -29,7 +29,7 @@ export async function findVisibleTask(
         visibility: row.task.visibility,
         status: row.task.status,
         archived: row.task.archivedAt !== null,
-        orgRole: row.orgRole ?? null,
+        orgRole: caller.roleIn(row.task.organizationId, row.membership),
         platformAdmin: caller.isPlatformAdmin,
         assignedToCaller: row.assignedAt !== null,
       })

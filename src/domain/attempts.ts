@@ -9,6 +9,12 @@ export type AttemptStatus = (typeof ATTEMPT_STATUSES)[number];
 /** An open attempt blocks another one by the same candidate on the same task. */
 export const OPEN_ATTEMPT_STATUSES = ["NOT_STARTED", "IN_PROGRESS"] as const satisfies readonly AttemptStatus[];
 
+/**
+ * Attempts a candidate may make on a task without a retake: one, so a candidate cannot try
+ * again with what their first report told them. Each retake staff grant allows one more.
+ */
+export const ATTEMPTS_WITHOUT_RETAKE = 1;
+
 export function newAttemptId(): string {
   return `att_${crypto.randomUUID().replaceAll("-", "")}`;
 }

@@ -26,6 +26,7 @@ const UPLOAD_ROUTES: RegExp[] = [
  */
 const SIGNED_ROUTES: RegExp[] = [/^\/api\/v1\/storage\/[^/]+$/, /^\/api\/v1\/internal\//];
 
+/** `pathname` is canonical (canonicalPath), as the router sees it: a variant spelling cannot slip past a scope. */
 export function rateScopes(method: string, pathname: string): RateScope[] {
   const key = `${method} ${pathname}`;
   if (SIGNED_ROUTES.some((r) => r.test(pathname))) return [];

@@ -5,7 +5,7 @@
  */
 import { testFileOf, testId, type TestResult } from "./test-outcomes";
 
-export const RUBRIC_VERSION = "assay-rubric-1";
+export const RUBRIC_VERSION = "assay-rubric-2";
 
 export const SUBSCORES = ["correctness", "code_quality", "test_coverage", "behavior", "communication"] as const;
 export type SubscoreName = (typeof SUBSCORES)[number];

@@ -20,3 +20,12 @@ export function storageKeyProblem(key: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * `Content-Disposition` of a served object: always an attachment, since artifacts are files a
+ * candidate's code may have written, to be saved by a browser and never rendered. The file
+ * name is the key's last segment, whose alphabet needs no quoting or escaping in a header.
+ */
+export function attachmentDisposition(key: string): string {
+  return `attachment; filename="${key.slice(key.lastIndexOf("/") + 1)}"`;
+}

@@ -168,7 +168,8 @@ export class AttemptDO extends DurableObject<Env> {
     ctx.storage.sql.exec(SCHEMA);
   }
 
-  async create(init: NewAttempt): Promise<AttemptRecord | null> {
+  /** `oneSubmission`: whether the candidate's attempts on the task are bounded (docs/api.md, "Retakes"). */
+  async create(init: NewAttempt, oneSubmission: boolean): Promise<AttemptRecord | null> {
     if (this.row()) throw new Error(`attempt ${init.id} exists already`);
     const now = iso(Date.now());
     const record: AttemptRecord = {
@@ -195,11 +196,11 @@ export class AttemptDO extends DurableObject<Env> {
       record.created_at,
       record.updated_at,
     );
-    // D1's unique index on open attempts is the guard across attempts; without its row this
-    // attempt does not exist.
+    // D1 is the guard across attempts (the unique index on open ones, the bound on how many);
+    // without its row this attempt does not exist.
     let inserted = false;
     try {
-      inserted = await insertAttempt(database(this.env.DB), record, 1);
+      inserted = await insertAttempt(database(this.env.DB), record, 1, oneSubmission);
     } finally {
       if (!inserted) this.sql.exec("DELETE FROM attempt");
     }

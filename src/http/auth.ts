@@ -1,8 +1,9 @@
-import { membershipRole, syncUserFromClaims, type User } from "../db/accounts";
+import { findMembership, syncUserFromClaims, type User } from "../db/accounts";
 import { findIdeToken } from "../db/attempts";
 import { database } from "../db/client";
 import { hashIdeToken, IDE_TOKEN_PATTERN, IDE_TOKEN_PREFIX, ideTokenProblem } from "../domain/ide-sessions";
-import { hasRole, type Role } from "../domain/roles";
+import { emailVerified } from "../domain/identity";
+import { hasRole, roleIn, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { Env } from "../env";
 import { verifySessionToken } from "../services/identity";
 import { HttpError } from "./errors";
@@ -22,27 +23,38 @@ export const signedInOrIde = (role: Role = "candidate"): Access => ({ kind: "ses
 export class Caller {
   constructor(
     readonly user: User,
-    readonly orgId: string | undefined,
+    /** What the current session token asserts: where the caller's rights come from. */
+    readonly viewer: Viewer,
     private readonly env: Env,
-    /** Whether the identity provider verified the caller's e-mail address. */
+    /** Whether the identity provider vouches for the caller's e-mail address. */
     readonly emailVerified: boolean,
   ) {}
 
   get role(): Role {
-    return this.user.role;
+    return this.viewer.role;
+  }
+
+  get orgId(): string | undefined {
+    return this.viewer.orgId;
   }
 
   get isPlatformAdmin(): boolean {
-    return this.user.role === "admin";
+    return this.viewer.role === "admin";
+  }
+
+  /** The caller's role in an organization given their stored membership's source there (see `roleIn`). */
+  roleIn(organizationId: string, membership: MembershipSource | null): Role | null {
+    return roleIn(this.viewer, organizationId, membership);
   }
 
   /**
-   * 403 unless the caller belongs to the organization with at least `role` there. Platform
-   * admins may act in every organization.
+   * 403 unless the caller has at least `role` in the organization: by the current token, or a
+   * candidate's rights by an accepted invitation. Platform admins may act in every organization.
    */
   async requireMember(organizationId: string, role: Role = "candidate"): Promise<Role> {
     if (this.isPlatformAdmin) return "admin";
-    const actual = await membershipRole(database(this.env.DB), this.user.id, organizationId);
+    const membership = await findMembership(database(this.env.DB), this.user.id, organizationId);
+    const actual = this.roleIn(organizationId, membership?.source ?? null);
     if (!actual) throw HttpError.forbidden(`You are not a member of organization ${organizationId}`);
     if (!hasRole(actual, role)) {
       throw HttpError.forbidden(
@@ -91,10 +103,15 @@ export async function authenticate(
   }
   const claims = await verifySessionToken(token, env);
   const user = await syncUserFromClaims(database(env.DB), claims);
-  if (!hasRole(user.role, access.role)) {
-    throw HttpError.forbidden(`This endpoint needs the ${access.role} role or higher; your role is ${user.role}`);
+  if (!hasRole(claims.role, access.role)) {
+    throw HttpError.forbidden(`This endpoint needs the ${access.role} role or higher; your role is ${claims.role}`);
   }
-  return new Caller(user, claims.org_id, env, claims.email_verified !== false);
+  return new Caller(
+    user,
+    { role: claims.role, orgId: claims.org_id },
+    env,
+    emailVerified(claims.email_verified, env.AUTH_ISSUER, env.AUTH_EMAIL_VERIFIED_ISSUERS),
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { attemptPage, attemptRecord, countAttempts, findOpenAttempt, findVisibleAttempt, listableAttempts, type AttemptRow } from "../db/attempts";
+import { attemptPage, attemptRecord, countAttempts, findVisibleAttempt, listableAttempts, type AttemptRow } from "../db/attempts";
 import { database } from "../db/client";
+import { attemptStanding } from "../db/retakes";
 import { findVisibleTask } from "../db/tasks";
 import { ATTEMPT_STATUSES, newAttemptId, submissionProblem, type AttemptRecord, type Outcome } from "../domain/attempts";
 import { hashIdeToken, IDE_SESSION_LIMITS, IDE_TOKEN_PATTERN, ideSessionLink, newIdeToken } from "../domain/ide-sessions";
@@ -133,34 +134,45 @@ export class CreateAttempt extends SessionEndpoint {
     description:
       "The caller becomes the attempt's candidate. Open to candidates the task is assigned to, to any signed-in " +
       "user for a READY PUBLIC task, and to the staff of the task's organization. The time limit is the task's. " +
-      "409 while the caller has an open (NOT_STARTED or IN_PROGRESS) attempt on the task; the message names it.",
+      "409 while the caller has an open (NOT_STARTED or IN_PROGRESS) attempt on the task; the message names it. " +
+      "A candidate makes one attempt per task: after a submission another is a 409, unless the organization's staff " +
+      "granted a retake (POST /tasks/{task_id}/retakes), which allows exactly one more. The task's own staff are not bounded.",
     request: { body: jsonContent(z.strictObject({ task_id: z.string().min(1).max(64) })) },
     responses: {
       "201": jsonResponse("The attempt, NOT_STARTED", AttemptSchema),
       "404": jsonResponse("No such task, or one the caller may not see", ErrorSchema),
-      "409": conflict("An open attempt on the task exists, or the task is not READY or is archived"),
+      "409": conflict(
+        "An open attempt on the task exists, the caller has submitted one and has no retake left, or the task is not READY or is archived",
+      ),
     },
   };
 
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { task } = await findVisibleTask(db, caller, body.task_id);
+    const { task, audience } = await findVisibleTask(db, caller, body.task_id);
     if (task.archivedAt !== null) throw HttpError.conflict(`Task ${task.id} is archived and takes no new attempts`);
     if (task.status !== "READY") throw HttpError.conflict(`Task ${task.id} is not ready for attempts yet (status ${task.status})`);
     const id = newAttemptId();
-    const created = await attemptObject(env, id).create({
+    const init = {
       id,
       task_id: task.id,
       organization_id: task.organizationId,
       candidate_id: caller.user.id,
       time_limit_minutes: task.timeLimitMinutes,
-    });
+    };
+    const created = await attemptObject(env, id).create(init, audience === "candidate");
     if (!created) {
-      const open = await findOpenAttempt(db, task.id, caller.user.id);
+      const standing = await attemptStanding(db, task.id, caller.user.id);
+      if (standing.open || standing.made < standing.allowed) {
+        throw HttpError.conflict(
+          `You already have an open attempt on task ${task.id}` +
+            (standing.open ? `: ${standing.open.id} (${standing.open.status}); submit it before starting another` : "; submit it before starting another"),
+        );
+      }
       throw HttpError.conflict(
-        `You already have an open attempt on task ${task.id}` +
-          (open ? `: ${open.id} (${open.status}); submit it before starting another` : "; submit it before starting another"),
+        `You have made ${standing.made === 1 ? "your attempt" : `all ${standing.made} of your attempts`} on task ${task.id}; ` +
+          "a candidate submits one attempt per task, and another needs a retake granted by the organization's staff",
       );
     }
     return json(created, 201, { Location: `/api/v1/attempts/${id}` });
@@ -185,7 +197,7 @@ export class ListAttempts extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const where = listableAttempts(db, caller, { taskId: query.task_id, status: query.status });
+    const where = listableAttempts(caller, { taskId: query.task_id, status: query.status });
     return paginate(
       query,
       () => countAttempts(db, where),
@@ -206,8 +218,8 @@ export class GetAttempt extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { attempt } = await findVisibleAttempt(db, caller, params.attempt_id);
-    return { ...(await currentRecord(env, attempt)), scoring: await scoringState(db, attempt.id) };
+    const { attempt, audience } = await findVisibleAttempt(db, caller, params.attempt_id);
+    return { ...(await currentRecord(env, attempt)), scoring: await scoringState(db, attempt.id, audience) };
   }
 }
 

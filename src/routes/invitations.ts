@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { membershipRole } from "../db/accounts";
 import { database, type Database } from "../db/client";
 import {
   acceptInvitation,
@@ -72,7 +71,9 @@ const AcceptedInvitationSchema = z
     task_title: z.string(),
     status: z.literal("used"),
     used_at: z.string(),
-    role: z.enum(ROLES).describe("The caller's role in the organization now"),
+    role: z
+      .enum(ROLES)
+      .describe("The caller's role in the organization now: candidate, or what the session token says there"),
   })
   .meta({ id: "AcceptedInvitation" });
 
@@ -343,7 +344,8 @@ export class AcceptInvitation extends SessionEndpoint {
     summary: "Accept an invitation: join its organization as a candidate, with the task assigned",
     description:
       "The web app's page at the e-mail's link (`{APP_BASE_URL}/invites/accept?token=...`) posts the token here for " +
-      "the signed-in user, whose verified e-mail must be the invited address (case-insensitive). Membership and " +
+      "the signed-in user, whose verified e-mail must be the invited address (case-insensitive); a token without " +
+      "`email_verified` is unverified unless its identity provider is configured to vouch for it. Membership and " +
       "assignment are made in one atomic step. 404 unknown token (a resend replaces the old one); 409 already used; " +
       "410 expired (ask for a resend) or revoked. Auth-related for rate limits.",
     request: {
@@ -367,7 +369,10 @@ export class AcceptInvitation extends SessionEndpoint {
       throw HttpError.notFound("No invitation has this token; if the invitation was resent, use the link of the newest e-mail");
     }
     if (!caller.emailVerified) {
-      throw HttpError.forbidden("Your e-mail address is not verified; verify it with your sign-in provider, then accept again");
+      throw HttpError.forbidden(
+        "Your e-mail address is not verified: your session token does not say email_verified: true. " +
+          "Verify the address with your sign-in provider, sign in again, then accept",
+      );
     }
     if (normalizeEmail(caller.user.email) !== inv.emailNormalized) {
       throw HttpError.forbidden(
@@ -390,7 +395,7 @@ export class AcceptInvitation extends SessionEndpoint {
       task_title: accepted.taskTitle,
       status: "used" as const,
       used_at: accepted.usedAt ?? now.toISOString(),
-      role: (await membershipRole(db, caller.user.id, accepted.organizationId)) ?? "candidate",
+      role: caller.roleIn(accepted.organizationId, "invitation") ?? "candidate",
     };
   }
 }

@@ -1,14 +1,21 @@
 import { z } from "zod";
 import { membershipsOf } from "../db/accounts";
 import { database } from "../db/client";
-import { ROLES } from "../domain/roles";
+import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import type { RouteTable } from "./table";
 
 const MembershipSchema = z.object({
   organization_id: z.string(),
   organization_name: z.string(),
-  role: z.enum(ROLES),
+  role: z.enum(ROLES).describe("The role recorded: the last session token's for the organization, or candidate for an invitation"),
+  source: z
+    .enum(MEMBERSHIP_SOURCES)
+    .describe("token: recorded from a session token naming the organization; invitation: made by accepting an invitation"),
+  effective_role: z
+    .enum(ROLES)
+    .nullable()
+    .describe("The role this session has in the organization: the token's where it names the organization, else candidate by an invitation, else none"),
   plan: z.object({ id: z.string(), name: z.string(), candidate_limit: z.number().int().nullable() }),
   joined_at: z.string(),
 });
@@ -33,8 +40,11 @@ export class GetMe extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { user } = caller;
-    const memberships = await membershipsOf(database(env.DB), user.id);
-    return { id: user.id, email: user.email, role: user.role, created_at: user.createdAt, memberships };
+    const memberships = (await membershipsOf(database(env.DB), user.id)).map((m) => ({
+      ...m,
+      effective_role: caller.roleIn(m.organization_id, m.source),
+    }));
+    return { id: user.id, email: user.email, role: caller.role, created_at: user.createdAt, memberships };
   }
 }
 

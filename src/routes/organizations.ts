@@ -2,7 +2,7 @@ import { and, count, eq } from "drizzle-orm";
 import { z } from "zod";
 import { database } from "../db/client";
 import { memberships, organizations, plans, users } from "../db/schema";
-import { ROLES } from "../domain/roles";
+import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
 import type { Env } from "../env";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { HttpError } from "../http/errors";
@@ -27,7 +27,15 @@ const OrganizationSchema = z
   .meta({ id: "Organization" });
 
 const MemberSchema = z
-  .object({ user_id: z.string(), email: z.string(), role: z.enum(ROLES), joined_at: z.string() })
+  .object({
+    user_id: z.string(),
+    email: z.string(),
+    role: z.enum(ROLES).describe("The role recorded: the member's last session token's for the organization, or candidate for an invitation"),
+    source: z
+      .enum(MEMBERSHIP_SOURCES)
+      .describe("token: recorded from a session token; its role counts only while the member's token names the organization. invitation: an accepted invitation"),
+    joined_at: z.string(),
+  })
   .meta({ id: "Member" });
 
 async function loadOrganization(env: Env, orgId: string) {
@@ -118,7 +126,7 @@ export class ListMembers extends SessionEndpoint {
           .limit(limit)
           .offset(offset)
           .all();
-        return rows.map(({ m, u }) => ({ user_id: u.id, email: u.email, role: m.role, joined_at: m.createdAt }));
+        return rows.map(({ m, u }) => ({ user_id: u.id, email: u.email, role: m.role, source: m.source, joined_at: m.createdAt }));
       },
     );
   }

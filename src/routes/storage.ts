@@ -1,6 +1,6 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import { z } from "zod";
-import { MAX_STORAGE_KEY_LENGTH, storageKeyProblem } from "../domain/storage-keys";
+import { attachmentDisposition, MAX_STORAGE_KEY_LENGTH, storageKeyProblem } from "../domain/storage-keys";
 import { jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { verifyStorageUrl } from "../services/storage/worker-signer";
@@ -53,7 +53,12 @@ export class GetStoredObject extends SignedUrlEndpoint {
     description: DESCRIPTION,
     request: { params: KeyParam, query: z.object(signature) },
     responses: {
-      "200": { description: "The object, streamed", content: { "application/octet-stream": { schema: z.any() } } },
+      "200": {
+        description:
+          "The object, streamed, as an attachment (Content-Disposition) with X-Content-Type-Options: nosniff and a " +
+          "sandboxing Content-Security-Policy",
+        content: { "application/octet-stream": { schema: z.any() } },
+      },
       "403": forbidden,
       "404": jsonResponse("No object at this key", ErrorSchema),
     },
@@ -68,6 +73,11 @@ export class GetStoredObject extends SignedUrlEndpoint {
     object.writeHttpMetadata(headers);
     headers.set("ETag", object.httpEtag);
     headers.set("Content-Length", String(object.size));
+    // Set last, over any stored metadata: a candidate's JUnit XML or log is served from the
+    // API's origin and must never be rendered there, sniffed into HTML, or run script.
+    headers.set("Content-Disposition", attachmentDisposition(params.key));
+    headers.set("X-Content-Type-Options", "nosniff");
+    headers.set("Content-Security-Policy", "sandbox; default-src 'none'");
     return new Response(object.body, { headers });
   }
 }

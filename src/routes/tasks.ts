@@ -1,9 +1,11 @@
-import { and, count, desc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
+import { staffOrganization } from "../db/accounts";
 import { database } from "../db/client";
 import { memberships, taskAssignments, tasks } from "../db/schema";
 import { findVisibleTask, type TaskRow } from "../db/tasks";
 import { parsePullRequestUrl } from "../domain/pr-url";
+import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
 import { DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, taskAudience, type TaskAudience } from "../domain/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
@@ -13,7 +15,7 @@ import { enterpriseHosts } from "../services/tasks/repo-hosts";
 import { OrgIdParam } from "./organizations";
 import type { RouteTable } from "./table";
 
-const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a task id") });
+export const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a task id") });
 
 const Tag = z.string().trim().min(1).max(50).regex(/^[^\s,][^,]*$/, "a tag has no commas and does not start with a space");
 const Tags = z
@@ -23,16 +25,25 @@ const Tags = z
   .describe("Up to 20 tags of 1–50 characters; duplicates are dropped");
 const TimeLimit = z.number().int().min(5).max(1440).nullable().describe("Minutes a candidate has after starting; null for no limit");
 
+const StatementSchema = z
+  .object({
+    title: z.string().describe(`At most ${STATEMENT_LIMITS.titleChars} characters`),
+    body: z.string().describe(`Markdown, at most ${STATEMENT_LIMITS.bodyChars} characters`),
+  })
+  .meta({ id: "TaskStatement" });
+
 export const TaskSchema = z
   .object({
     task_id: z.string(),
     organization_id: z.string(),
     visibility: z.enum(TASK_VISIBILITIES),
     tags: z.array(z.string()),
-    title: z.string(),
-    description: z.string(),
+    statement: StatementSchema.nullable().describe(
+      "What candidates read: by default the pull request's title and body without links, commit ids, issue " +
+        "references, mentions or the repository's owner/name (docs/tasks-from-prs.md); staff may rewrite it. Null " +
+        "until the import has read the pull request",
+    ),
     status: z.enum(TASK_STATUSES).describe("IMPORTING → PREPARING → VALIDATING → READY, or FAILED with failure_reason"),
-    failure_reason: z.string().nullable(),
     language: z.string().nullable(),
     test_framework: z.string().nullable(),
     test_command: z.array(z.string()).nullable(),
@@ -41,6 +52,9 @@ export const TaskSchema = z
     updated_at: z.string(),
     ready_at: z.string().nullable(),
     archived_at: z.string().nullable(),
+    title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the pull request's title)"),
+    description: z.string().optional().describe("Staff only: the organization's notes on the task"),
+    failure_reason: z.string().nullable().optional().describe("Staff only: why the task is FAILED"),
     source: z
       .object({
         host: z.string(),
@@ -48,23 +62,27 @@ export const TaskSchema = z
         repo: z.string(),
         pr_number: z.number().int(),
         pr_url: z.string(),
+        title: z.string().nullable().describe("The pull request's title as imported"),
+        body: z.string().nullable().describe("The pull request's body as imported"),
         base_commit: z.string().nullable(),
         head_commit: z.string().nullable(),
       })
       .optional()
-      .describe("Staff only"),
+      .describe("Staff only: the pull request"),
     phases: z
       .object({ preparing_at: z.string().nullable(), validating_at: z.string().nullable() })
       .optional()
       .describe("Staff only: when the snapshot was stored and when the environment was ready"),
     fail_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests the solution makes pass"),
     pass_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests that pass before and after"),
+    test_files: z.array(z.string()).nullable().optional().describe("Staff only: the files of the hidden test patch"),
   })
   .meta({ id: "Task" });
 
 /**
- * A task as its audience may see it: candidates never get the source pull request, the
- * test lists or anything that leads to the solution or the hidden tests.
+ * A task as its audience may see it. Candidates get an allow-list: the statement and how the
+ * task runs, never the pull request, the staff's own title and notes, the hidden tests or
+ * anything else that leads to the solution.
  */
 export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">): z.infer<typeof TaskSchema> {
   const view: z.infer<typeof TaskSchema> = {
@@ -72,10 +90,8 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
     organization_id: task.organizationId,
     visibility: task.visibility,
     tags: task.tags,
-    title: task.title,
-    description: task.description,
+    statement: taskStatement(task),
     status: task.status,
-    failure_reason: task.failureReason,
     language: task.language,
     test_framework: task.testFramework,
     test_command: task.testCommand,
@@ -88,18 +104,24 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
   if (audience !== "staff") return view;
   return {
     ...view,
+    title: task.title,
+    description: task.description,
+    failure_reason: task.failureReason,
     source: {
       host: task.sourceHost,
       owner: task.sourceOwner,
       repo: task.sourceRepo,
       pr_number: task.prNumber,
       pr_url: task.prUrl,
+      title: task.prTitle,
+      body: task.prBody,
       base_commit: task.baseSha,
       head_commit: task.headSha,
     },
     phases: { preparing_at: task.preparingAt, validating_at: task.validatingAt },
     fail_to_pass: task.failToPass,
     pass_to_pass: task.passToPass,
+    test_files: task.testFiles,
   };
 }
 
@@ -196,11 +218,10 @@ export class ListTasks extends SessionEndpoint {
     const { query } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
     const uid = caller.user.id;
-    const staffRoles = ["interviewer", "orgadmin", "admin"] as const;
     const visible: SQL | undefined = caller.isPlatformAdmin
       ? undefined
       : or(
-          inArray(memberships.role, staffRoles),
+          staffOrganization(tasks.organizationId, caller.viewer),
           and(
             isNull(tasks.archivedAt),
             or(isNotNull(taskAssignments.userId), and(eq(tasks.visibility, "PUBLIC"), eq(tasks.status, "READY"))),
@@ -230,17 +251,17 @@ export class ListTasks extends SessionEndpoint {
         )?.n ?? 0,
       async (limit, offset) => {
         const rows = await db
-          .select({ task: tasks, orgRole: memberships.role, assigned: taskAssignments.userId })
+          .select({ task: tasks, membership: memberships.source, assigned: taskAssignments.userId })
           .from(tasks)
           .leftJoin(memberships, memberOn)
           .leftJoin(taskAssignments, assignedOn)
           .where(where).orderBy(desc(tasks.createdAt), desc(tasks.id)).limit(limit).offset(offset).all();
-        return rows.map(({ task, orgRole, assigned }) => {
+        return rows.map(({ task, membership, assigned }) => {
           const audience = taskAudience({
             visibility: task.visibility,
             status: task.status,
             archived: task.archivedAt !== null,
-            orgRole: orgRole ?? null,
+            orgRole: caller.roleIn(task.organizationId, membership),
             platformAdmin: caller.isPlatformAdmin,
             assignedToCaller: assigned !== null,
           });
@@ -256,7 +277,9 @@ export class GetTask extends SessionEndpoint {
   schema = {
     tags: ["tasks"],
     summary: "One task",
-    description: "404 for a task the caller cannot see. Candidates get the candidate view (no source, no test lists).",
+    description:
+      "404 for a task the caller cannot see. Candidates get the candidate view: the statement and how the task runs; " +
+      "never the pull request, the staff's title and notes, or the hidden tests.",
     request: { params: TaskIdParam },
     responses: { "200": jsonResponse("The task", TaskSchema), "404": jsonResponse("No such task, or not visible", ErrorSchema) },
   };
@@ -279,12 +302,26 @@ export class PatchTask extends SessionEndpoint {
   protected readonly role = "interviewer";
   schema = {
     tags: ["tasks"],
-    summary: "Change a task's title, description, tags, time limit or visibility",
+    summary: "Change a task's statement, title, description, tags, time limit or visibility",
+    description:
+      "Interviewer or higher in the task's organization. `statement` is what candidates read; `title` and " +
+      "`description` are the staff's own and never shown to candidates.",
     request: {
       params: TaskIdParam,
       body: jsonContent(
         z
           .strictObject({
+            statement: z
+              .strictObject({
+                title: z.string().trim().min(1).max(STATEMENT_LIMITS.titleChars).optional(),
+                body: z.string().max(STATEMENT_LIMITS.bodyChars).optional().describe("Markdown"),
+              })
+              .refine((st) => Object.keys(st).length > 0, { message: "give the statement's title, body or both" })
+              .nullable()
+              .optional()
+              .describe(
+                "Each part given replaces the default made from the pull request; null returns both parts to the default",
+              ),
             title: z.string().trim().min(1).max(300).optional(),
             description: z.string().max(20_000).optional(),
             tags: Tags.optional(),
@@ -303,6 +340,9 @@ export class PatchTask extends SessionEndpoint {
     const updated = await database(ctx.env.DB)
       .update(tasks)
       .set({
+        ...(body.statement === null && { statementTitle: null, statementBody: null }),
+        ...(body.statement?.title !== undefined && { statementTitle: body.statement.title }),
+        ...(body.statement?.body !== undefined && { statementBody: body.statement.body }),
         ...(body.title !== undefined && { title: body.title }),
         ...(body.description !== undefined && { description: body.description }),
         ...(body.tags !== undefined && { tags: body.tags }),

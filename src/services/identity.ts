@@ -13,7 +13,7 @@ export const SESSION_TOKEN_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
 export const SessionClaimsSchema = z.object({
   sub: z.string().min(1).max(255),
   email: z.email().max(320),
-  /** Identity providers that sign in with unverified addresses say so; absent means verified. */
+  /** Absent means unknown: unverified unless the issuer vouches for its addresses (src/domain/identity.ts). */
   email_verified: z.boolean().optional(),
   role: z.enum(ROLES),
   org_id: z.string().min(1).max(128).optional(),

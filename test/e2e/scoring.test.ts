@@ -11,6 +11,7 @@ const solution = (path: string) =>
   execFileSync("git", ["-C", join(DEV_DIR, "repos", REPO), "show", `refs/pull/1/head:${path}`], { encoding: "utf8" });
 
 let task: Task;
+let staff: AssayClient;
 let candidates = 0;
 
 async function candidate(): Promise<AssayClient> {
@@ -28,7 +29,7 @@ async function submitted(files: Record<string, string>, payload: Record<string, 
 }
 
 beforeAll(async () => {
-  const staff = new AssayClient(inject("apiUrl"), await devToken({ sub: "e2e-scoring-staff", role: "interviewer", org: "e2e-scoring" }));
+  staff = new AssayClient(inject("apiUrl"), await devToken({ sub: "e2e-scoring-staff", role: "interviewer", org: "e2e-scoring" }));
   task = await staff.importTask(`${inject("repohostUrl")}/${REPO}/pull/1`, "e2e-scoring", "PUBLIC");
 }, 180_000);
 
@@ -45,7 +46,8 @@ describe("scoring submissions with the real runner (npm start)", () => {
     expect(report.subscores.correctness).toBe(100);
     expect(report.overall_score).toBeGreaterThan(70);
     expect(report.evidence.correctness).toMatchObject({ fail_to_pass: { passed: 4, total: 4 }, pass_to_pass: { passed: 7, total: 7 } });
-    expect(report).toMatchObject({ rubric_version: "assay-rubric-1", ignored_test_edits: [] });
+    expect(report).toMatchObject({ rubric_version: "assay-rubric-2", view: "candidate" });
+    expect(await staff.scoreReport(attempt.id)).toMatchObject({ view: "staff", ignored_test_edits: [], flags: [] });
     const after = await client.call<{ status: string; score_id: string; scoring: { status: string } }>("GET", `/attempts/${attempt.id}`);
     expect(after).toMatchObject({ status: "SCORED", score_id: report.score_id, scoring: { status: "scored" } });
   });
@@ -72,8 +74,9 @@ describe("scoring submissions with the real runner (npm start)", () => {
     const { client, attemptId } = await submitted({ "test/slugify.test.js": rigged }, { tests_passed: 11, tests_total: 11 });
     const report = await client.scoreReport(attemptId);
     expect(report.subscores.correctness).toBe(20);
-    expect(report.ignored_test_edits).toEqual(["test/slugify.test.js"]);
-    expect(report.flags.join(" ")).toMatch(/test files were not scored/);
+    const staffView = await staff.scoreReport(attemptId);
+    expect(staffView.ignored_test_edits).toEqual(["test/slugify.test.js"]);
+    expect(staffView.flags.join(" ")).toMatch(/test files were not scored/);
   });
 
   it("with the runner down during scoring the report waits, then comes once it is back", async () => {

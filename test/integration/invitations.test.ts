@@ -1,9 +1,12 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { membershipRole } from "../../src/db/accounts";
+import { findMembership } from "../../src/db/accounts";
 import { database } from "../../src/db/client";
 import { hashInviteToken } from "../../src/domain/invitations";
-import { call, errorBody, eventually } from "../support/worker/client";
+import type { Env } from "../../src/env";
+import worker from "../../src/index";
+import { call, errorBody, eventually, freshIp } from "../support/worker/client";
 import {
   insertTask,
   invitationRow,
@@ -411,14 +414,16 @@ describe("POST /invites/accept", () => {
       used_at: expect.any(String),
       role: "candidate",
     });
-    expect(await membershipRole(database(env.DB), candidate.userId, org)).toBe("candidate");
+    expect(await findMembership(database(env.DB), candidate.userId, org)).toEqual({ role: "candidate", source: "invitation" });
     expect(await getInvitation(staff, inv.invite_id)).toMatchObject({ status: "used", used_by: candidate.userId });
 
     const tasks = await call("/api/v1/tasks", { token: candidate.token });
     expect(((await tasks.json()) as { items: { task_id: string }[] }).items.map((t) => t.task_id)).toContain(task.id);
     expect((await call(`/api/v1/tasks/${task.id}`, { token: candidate.token })).status).toBe(200);
     const me = (await (await call("/api/v1/me", { token: candidate.token })).json()) as { memberships: { organization_id: string; role: string }[] };
-    expect(me.memberships).toEqual([expect.objectContaining({ organization_id: org, role: "candidate" })]);
+    expect(me.memberships).toEqual([
+      expect.objectContaining({ organization_id: org, role: "candidate", source: "invitation", effective_role: "candidate" }),
+    ]);
 
     const again = await accept(candidate, token);
     expect(again.status).toBe(409);
@@ -435,18 +440,58 @@ describe("POST /invites/accept", () => {
     const { detail } = await errorBody(res);
     expect(detail).toMatch(/sent to another e-mail address than yours/);
     expect(detail).not.toContain(inv.email);
-    expect(await membershipRole(database(env.DB), someoneElse.userId, org)).toBeUndefined();
+    expect(await findMembership(database(env.DB), someoneElse.userId, org)).toBeUndefined();
     expect((await getInvitation(staff, inv.invite_id)).status).toBe("unused");
   });
 
-  it("403 when the identity provider says the e-mail is not verified", async () => {
-    const { staff, task } = await orgWithTask();
-    const inv = await invited(staff, task.id, candidateEmail());
-    const token = tokenOf(await outboxMail(inv.invite_id));
-    const unverified = await person({ role: "candidate", email: inv.email }, { emailVerified: false });
-    const res = await accept(unverified, token);
-    expect(res.status).toBe(403);
-    expect((await errorBody(res)).detail).toMatch(/not verified/);
+  describe("a verified e-mail address", () => {
+    async function invitationFor(emailVerified: boolean | null) {
+      const { org, staff, task } = await orgWithTask();
+      const inv = await invited(staff, task.id, candidateEmail());
+      const token = tokenOf(await outboxMail(inv.invite_id));
+      const candidate = await person({ role: "candidate", email: inv.email, email_verified: emailVerified });
+      return { org, staff, inv, token, candidate };
+    }
+
+    /** Acceptance by a Worker whose configuration says the test identity provider vouches for its addresses. */
+    function acceptVouched(who: Person, token: string) {
+      const vouching = { ...env, AUTH_EMAIL_VERIFIED_ISSUERS: `https://other-idp.example/, ${env.AUTH_ISSUER}` } as Env;
+      const request = new Request("https://assay.test/api/v1/invites/accept", {
+        method: "POST",
+        headers: { authorization: `Bearer ${who.token}`, "content-type": "application/json", "cf-connecting-ip": freshIp() },
+        body: JSON.stringify({ token }),
+      });
+      return worker.fetch(request, vouching, createExecutionContext());
+    }
+
+    async function expectRefused(res: Response, org: string, who: Person, staff: Person, inviteId: string) {
+      expect(res.status).toBe(403);
+      expect((await errorBody(res)).detail).toMatch(/^Your e-mail address is not verified: your session token does not say email_verified: true/);
+      expect(await findMembership(database(env.DB), who.userId, org)).toBeUndefined();
+      expect((await getInvitation(staff, inviteId)).status).toBe("unused");
+    }
+
+    it("403 when the identity provider says the address is not verified (email_verified: false)", async () => {
+      const { org, staff, inv, token, candidate } = await invitationFor(false);
+      await expectRefused(await accept(candidate, token), org, candidate, staff, inv.invite_id);
+    });
+
+    it("403 when the token does not say: a missing email_verified is not a verified address", async () => {
+      const { org, staff, inv, token, candidate } = await invitationFor(null);
+      await expectRefused(await accept(candidate, token), org, candidate, staff, inv.invite_id);
+    });
+
+    it("an identity provider listed in AUTH_EMAIL_VERIFIED_ISSUERS vouches for tokens without the claim", async () => {
+      const { org, token, candidate } = await invitationFor(null);
+      const res = await acceptVouched(candidate, token);
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ organization_id: org, role: "candidate" });
+    });
+
+    it("an explicit email_verified: false is refused even from a vouching identity provider", async () => {
+      const { org, staff, inv, token, candidate } = await invitationFor(false);
+      await expectRefused(await acceptVouched(candidate, token), org, candidate, staff, inv.invite_id);
+    });
   });
 
   it("404 for an unknown token; 422 for none; 401 without a session", async () => {
@@ -492,7 +537,7 @@ describe("organizations are separate", () => {
     }
     const res = await accept(candidateA, tokenB);
     expect(res.status).toBe(403);
-    expect(await membershipRole(database(env.DB), candidateA.userId, b.org)).toBeUndefined();
+    expect(await findMembership(database(env.DB), candidateA.userId, b.org)).toBeUndefined();
     expect((await getInvitation(b.staff, invB.invite_id)).status).toBe("unused");
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, errorBody, freshIp } from "../support/worker/client";
+import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
 
 async function statuses(n: number, path: string, ip: string): Promise<Response[]> {
   const out: Response[] = [];
@@ -35,4 +35,28 @@ describe("rate limits per client IP", () => {
     expect(responses.some((r) => r.status === 429)).toBe(true);
     expect((await call("/health", { ip: freshIp() })).status).toBe(200);
   });
+
+  it("spellings of an auth-related path (trailing or doubled slashes, escapes) reach the route and count against its limit", async () => {
+    // The limits count in windows aligned to the clock's minute; start clear of a boundary so
+    // that all requests fall in one window.
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    const ip = freshIp();
+    const token = await sessionToken({ sub: uniqueSubject() });
+    const variants = ["/api/v1/invites/accept/", "//api/v1//invites/accept", "/api/v1/invites/%61ccept", "/api/v1/invites/accept//"];
+    const responses: Response[] = [];
+    for (let i = 0; i < 11; i++) {
+      responses.push(await call(variants[i % variants.length]!, { method: "POST", ip, token, body: { token: "A".repeat(43) } }));
+    }
+    for (const res of responses.slice(0, 10)) {
+      expect(res.status).toBe(404);
+      expect((await errorBody(res)).detail).toMatch(/^No invitation has this token/);
+    }
+    const limited = responses[10]!;
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBe("60");
+    expect((await errorBody(limited)).detail).toMatch(/10 requests per minute on authentication routes/);
+    const canonical = await call("/api/v1/invites/accept", { method: "POST", ip, token, body: { token: "A".repeat(43) } });
+    expect(canonical.status).toBe(429);
+  }, 30_000);
 });

@@ -36,6 +36,21 @@ describe("presigned URLs signed by the Worker", () => {
     expect(await downloaded.text()).toBe(body);
   });
 
+  it("serves a JUnit file that carries script as a sandboxed attachment, whatever type it was uploaded with", async () => {
+    const body = '<?xml version="1.0"?><testsuites><script xmlns="http://www.w3.org/1999/xhtml">alert(document.cookie)</script></testsuites>';
+    for (const type of ["application/xml", "text/html"]) {
+      const key = uniqueKey("junit.xml");
+      const put = await storage().presignPut(key, 600, { maxBytes: 1024 });
+      expect((await callPresigned(put.url, { method: "PUT", body, headers: { "content-type": type } })).status).toBe(200);
+      const res = await callPresigned((await storage().presignGet(key, 600)).url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-disposition")).toBe('attachment; filename="junit.xml"');
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(res.headers.get("content-security-policy")).toBe("sandbox; default-src 'none'");
+      expect(await res.text()).toBe(body);
+    }
+  });
+
   it("streams a larger binary body both ways unchanged", async () => {
     const key = uniqueKey("environment.tar.gz");
     const big = new Uint8Array(3 * 1024 * 1024 + 7);

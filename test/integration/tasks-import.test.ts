@@ -87,7 +87,9 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
 
   it("snapshots the base, splits the patches, prepares, validates and ends READY with the test lists", async () => {
     const { token, task } = await importedAndPrepared("assay-demo/slugify-js", 1);
-    expect(task).toMatchObject({ status: "PREPARING", title: expect.stringMatching(/maxLength/), language: "javascript" });
+    expect(task).toMatchObject({ status: "PREPARING", title: "Add a maxLength option to slugify", language: "javascript" });
+    // The pull request's own words are kept for staff; candidates read the statement made from them.
+    expect(task).toMatchObject({ prTitle: "Add a maxLength option to slugify", prBody: expect.stringMatching(/unwieldy URLs/), statementTitle: null });
     expect(task.baseSha).toMatch(/^[0-9a-f]{40}$/);
     expect(task.testFiles).toEqual(["test/slugify.test.js"]);
     const keys = taskKeys(task.id);
@@ -124,7 +126,12 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     });
 
     const view = (await (await call(`/api/v1/tasks/${task.id}`, { token })).json()) as Record<string, unknown>;
-    expect(view).toMatchObject({ status: "READY", fail_to_pass: ["test/slugify.test.js::slugify::cuts at maxLength"], source: { pr_number: 1 } });
+    expect(view).toMatchObject({
+      status: "READY",
+      fail_to_pass: ["test/slugify.test.js::slugify::cuts at maxLength"],
+      source: { pr_number: 1, title: "Add a maxLength option to slugify" },
+      statement: { title: "Add a maxLength option to slugify", body: expect.stringMatching(/^Long titles make unwieldy URLs/) },
+    });
   });
 
   it("a test that goes from pass to fail makes the task FAILED naming it", async () => {

@@ -24,7 +24,7 @@ describe("task resource", () => {
     await call("/api/v1/me", { token: staff });
     const task = await insertReadyTask(org);
     const full = (await (await call(`/api/v1/tasks/${task.id}`, { token: staff })).json()) as TaskView;
-    expect(full).toMatchObject({ task_id: task.id, fail_to_pass: ["slugify::cuts"], source: { pr_url: task.prUrl } });
+    expect(full).toMatchObject({ task_id: task.id, fail_to_pass: task.failToPass, test_files: task.testFiles, source: { pr_url: task.prUrl } });
 
     const c = await candidate();
     expect((await call(`/api/v1/tasks/${task.id}`, { token: c.token })).status).toBe(404);
@@ -32,8 +32,10 @@ describe("task resource", () => {
     const res = await call(`/api/v1/tasks/${task.id}`, { token: c.token });
     expect(res.status).toBe(200);
     const view = (await res.json()) as TaskView;
-    expect(view).toMatchObject({ task_id: task.id, title: task.title, time_limit_minutes: 90 });
-    for (const hidden of ["source", "fail_to_pass", "pass_to_pass"]) expect(view).not.toHaveProperty(hidden);
+    expect(view).toMatchObject({ task_id: task.id, statement: { title: task.title, body: "A feature" }, time_limit_minutes: 90 });
+    for (const hidden of ["source", "fail_to_pass", "pass_to_pass", "test_files", "title", "description", "failure_reason"]) {
+      expect(view).not.toHaveProperty(hidden);
+    }
     expect(JSON.stringify(view)).not.toMatch(/pull\/7|slugify::|bbbbbbbb/);
   });
 

@@ -54,6 +54,8 @@ describe("the S3 signer (aws4fetch) against wrangler's local R2 S3 endpoint", ()
     const url = new URL(await signer.presign({ method: "GET", key: "runner-jobs/job_1/junit.xml", ttlSeconds: 600, now }));
     expect(url.pathname).toBe("/cdn-cgi/local/r2/s3/assay-artifacts/runner-jobs/job_1/junit.xml");
     expect(Object.fromEntries(url.searchParams)).toEqual({
+      "response-content-disposition": 'attachment; filename="junit.xml"',
+      "response-content-type": "application/octet-stream",
       "X-Amz-Algorithm": "AWS4-HMAC-SHA256",
       "X-Amz-Credential": `${CREDENTIALS.accessKeyId}/20261121/auto/s3/aws4_request`,
       "X-Amz-Date": "20261121T083000Z",
@@ -61,6 +63,30 @@ describe("the S3 signer (aws4fetch) against wrangler's local R2 S3 endpoint", ()
       "X-Amz-SignedHeaders": "host",
       "X-Amz-Signature": expect.stringMatching(/^[0-9a-f]{64}$/),
     });
+  });
+
+  // R2 answers a GET with these overrides' values. Wrangler's local endpoint checks that they
+  // are signed but does not apply them, so this test checks the signing, not the answer.
+  it("download URLs carry signed overrides of the answer's type and disposition, which cannot be edited out", async () => {
+    const key = `runner-jobs/job_${Date.now()}/junit.xml`;
+    const put = new URL(await signer.presign({ method: "PUT", key, ttlSeconds: 60, now: Date.now() }));
+    expect(put.searchParams.has("response-content-disposition")).toBe(false);
+    expect(put.searchParams.has("response-content-type")).toBe(false);
+    const script = '<testsuites><script xmlns="http://www.w3.org/1999/xhtml">alert(1)</script></testsuites>';
+    expect((await fetch(put, { method: "PUT", body: script, headers: { "content-type": "text/html" } })).status).toBe(200);
+
+    const get = new URL(await signer.presign({ method: "GET", key, ttlSeconds: 60, now: Date.now() }));
+    expect(get.searchParams.get("response-content-disposition")).toBe('attachment; filename="junit.xml"');
+    expect(get.searchParams.get("response-content-type")).toBe("application/octet-stream");
+    const res = await fetch(get);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(script);
+
+    for (const name of ["response-content-disposition", "response-content-type"]) {
+      const edited = new URL(get);
+      edited.searchParams.delete(name);
+      expect((await fetch(edited)).status).toBe(403);
+    }
   });
 
   it("PUT then GET through presigned URLs; the Worker's binding reads the same object", async () => {

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { ROLES } from "../../domain/roles";
+import { MEMBERSHIP_SOURCES, ROLES } from "../../domain/roles";
 import { timestamp } from "./columns";
 
 /** Subscription plans; `candidate_limit` null means unlimited. */
@@ -33,6 +33,8 @@ export const memberships = sqliteTable(
     userId: text("user_id").notNull().references(() => users.id),
     organizationId: text("organization_id").notNull().references(() => organizations.id),
     role: text("role", { enum: ROLES }).notNull(),
+    /** Only `invitation` memberships grant anything by themselves (src/domain/roles.ts, roleIn). */
+    source: text("source", { enum: MEMBERSHIP_SOURCES }).notNull().default("token"),
     createdAt: timestamp("created_at"),
   },
   (t) => [primaryKey({ columns: [t.userId, t.organizationId] }), index("memberships_org_idx").on(t.organizationId)],

@@ -55,3 +55,20 @@ export const ideTokens = sqliteTable(
   },
   (t) => [index("ide_tokens_attempt_idx").on(t.attemptId)],
 );
+
+/**
+ * Retakes staff granted (docs/api.md, "Retakes"): each allows the candidate one attempt on the
+ * task beyond the first. Kept for good; the audit log records who granted each and why.
+ */
+export const retakes = sqliteTable(
+  "retakes",
+  {
+    id: text("id").primaryKey(),
+    taskId: text("task_id").notNull().references(() => tasks.id),
+    userId: text("user_id").notNull().references(() => users.id),
+    grantedBy: text("granted_by").notNull().references(() => users.id),
+    reason: text("reason").notNull(),
+    createdAt: timestamp("created_at"),
+  },
+  (t) => [index("retakes_task_user_idx").on(t.taskId, t.userId)],
+);

@@ -25,6 +25,12 @@ export const tasks = sqliteTable(
     sourceRepo: text("source_repo").notNull(),
     prNumber: integer("pr_number").notNull(),
     prUrl: text("pr_url").notNull(),
+    /** The pull request's title and body as the import read them; staff only. Null until then. */
+    prTitle: text("pr_title"),
+    prBody: text("pr_body"),
+    /** The statement staff wrote; null where the default made from the pull request stands (domain/statement.ts). */
+    statementTitle: text("statement_title"),
+    statementBody: text("statement_body"),
     baseSha: text("base_sha"),
     headSha: text("head_sha"),
     language: text("language"),

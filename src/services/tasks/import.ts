@@ -115,7 +115,8 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
     .set({
       status: "PREPARING",
       title: pr.title.slice(0, 300),
-      description: (pr.body ?? "").slice(0, 20_000),
+      prTitle: pr.title,
+      prBody: pr.body ?? "",
       baseSha: pr.base.sha,
       headSha: pr.head.sha,
       language: detectLanguage(sourcePaths) ?? detectLanguage(testFiles),

@@ -37,6 +37,8 @@ export interface Claims {
   email?: string;
   role?: string;
   org_id?: string;
+  /** True by default, as the dev identity provider mints it; null leaves the claim out. */
+  email_verified?: boolean | null;
 }
 
 /** A session JWT signed by the test identity provider, with overridable standard claims. */
@@ -46,8 +48,8 @@ export async function sessionToken(
 ): Promise<string> {
   const jwk = JSON.parse(opts.jwk ?? env.TEST_SIGNING_JWK) as JWK;
   const key = await importJWK(jwk, "ES256");
-  const { sub, ...rest } = claims;
-  return new SignJWT({ email: `${sub}@example.test`, role: "candidate", ...rest })
+  const { sub, email_verified = true, ...rest } = claims;
+  return new SignJWT({ email: `${sub}@example.test`, role: "candidate", ...rest, ...(email_verified !== null && { email_verified }) })
     .setProtectedHeader({ alg: "ES256", kid: jwk.kid })
     .setSubject(sub)
     .setIssuer(opts.issuer ?? DEV_ISSUER)

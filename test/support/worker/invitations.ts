@@ -15,15 +15,10 @@ export interface Person {
 }
 
 /** A signed-in user whose record (and membership, with `org_id`) exists, as after their first request. */
-export async function person(claims: Omit<Claims, "sub"> & { sub?: string }, opts: { emailVerified?: boolean } = {}): Promise<Person> {
+export async function person(claims: Omit<Claims, "sub"> & { sub?: string }): Promise<Person> {
   const sub = claims.sub ?? uniqueSubject(claims.role ?? "user");
   const email = claims.email ?? `${sub}@example.test`;
-  const token = await sessionToken({
-    ...claims,
-    sub,
-    email,
-    ...(opts.emailVerified !== undefined && { email_verified: opts.emailVerified }),
-  } as Claims);
+  const token = await sessionToken({ ...claims, sub, email });
   const me = await call("/api/v1/me", { token });
   if (me.status !== 200) throw new Error(`GET /me: ${me.status} ${await me.text()}`);
   const { id } = (await me.json()) as { id: string };

@@ -54,6 +54,9 @@ export async function insertReadyTask(org: string, overrides: Partial<TaskRow> =
       sourceRepo: "slugify",
       prNumber: 7,
       prUrl: "https://github.com/acme/slugify/pull/7",
+      // The statement's default comes from these, so a seeded title is what candidates read too.
+      prTitle: overrides.title ?? "Add maxLength to slugify",
+      prBody: "A feature",
       baseSha: "a".repeat(40),
       headSha: "b".repeat(40),
       language: "javascript",
