@@ -9,9 +9,11 @@ import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
 import { attemptRoutes } from "./routes/attempts";
 import { auditEventRoutes } from "./routes/audit-events";
+import { changeRoutes } from "./routes/changes";
 import { docsResponse } from "./routes/docs";
-import { log } from "./services/log";
+import { log } from "./lib/log";
 import { GetHealth } from "./routes/health";
+import { ideSessionRoutes } from "./routes/ide-sessions";
 import { internalRunnerRoutes } from "./routes/internal-runner";
 import { invitationRoutes } from "./routes/invitations";
 import { meRoutes } from "./routes/me";
@@ -35,6 +37,8 @@ const tables: RouteTable[] = [
   repohostRoutes,
   invitationRoutes,
   attemptRoutes,
+  changeRoutes,
+  ideSessionRoutes,
   runRoutes,
   scoreRoutes,
   storageRoutes,

@@ -1,8 +1,4 @@
-import type { RunnerQueueMessage } from "./queues/runner-jobs";
-import type { TaskImportMessage } from "./queues/task-import";
-import type { EmailQueueMessage } from "./queues/email";
-import type { ScoringMessage } from "./domain/attempts";
-import type { AttemptDO } from "./durable/attempt";
+import type { EmailQueueMessage, RunnerQueueMessage, ScoringMessage, TaskImportMessage } from "./queues/messages";
 
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {
@@ -14,8 +10,11 @@ export interface Env {
   RL_UPLOAD: RateLimit;
   RL_BURST: RateLimit;
   RUNNER_JOBS: Queue<RunnerQueueMessage>;
-  /** One AttemptDO per attempt (src/durable/attempt.ts). */
-  ATTEMPTS: DurableObjectNamespace<AttemptDO>;
+  /**
+   * One AttemptDO per attempt (src/durable/attempt/). Untyped here so this file imports no
+   * class; `attemptObject` in durable/attempt/ hands out typed stubs.
+   */
+  ATTEMPTS: DurableObjectNamespace;
   /** Submitted attempts to score: `{attempt_id}`. */
   SCORING: Queue<ScoringMessage>;
 

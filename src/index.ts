@@ -2,7 +2,7 @@ import { handleFetch } from "./app";
 import type { Env } from "./env";
 import { handleQueue } from "./queues";
 
-export { AttemptDO } from "./durable/attempt";
+export { AttemptDO } from "./durable/attempt/object";
 
 export default {
   fetch: handleFetch,

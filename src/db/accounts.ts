@@ -1,17 +1,14 @@
 import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { staffOrganizations, type MembershipSource, type Role, type Viewer } from "../domain/roles";
-import type { SessionClaims } from "../services/identity";
+import type { SessionClaims } from "../domain/identity";
+import { newId } from "../lib/ids";
 import type { Database } from "./client";
 import { memberships, organizations, plans, users } from "./schema";
 
 export type User = typeof users.$inferSelect;
 
 export const DEFAULT_PLAN_ID = "free";
-
-function newId(prefix: string): string {
-  return `${prefix}_${crypto.randomUUID().replaceAll("-", "")}`;
-}
 
 /**
  * Finds or creates the caller's user record and records the membership the token claims.

@@ -1,7 +1,6 @@
 import { and, count, desc, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { attemptAudience, type AttemptAudience, type AttemptRecord, type AttemptStatus } from "../domain/attempts";
-import type { Caller } from "../http/auth";
-import { HttpError } from "../http/errors";
+import { roleIn, type Viewer } from "../domain/roles";
 import { staffOrganization } from "./accounts";
 import type { Database } from "./client";
 import { mayAttemptAgain } from "./retakes";
@@ -79,28 +78,26 @@ export async function writeAttemptThrough(db: Database, record: AttemptRecord, v
 
 /**
  * The one visibility check on an attempt: its candidate and the staff of its organization
- * see it; anyone else gets a 404, so an attempt's existence does not leak.
+ * see it; for anyone else it is undefined, as if it did not exist.
  */
 export async function findVisibleAttempt(
   db: Database,
-  caller: Caller,
+  viewer: Viewer,
   attemptId: string,
-): Promise<{ attempt: AttemptRow; audience: Exclude<AttemptAudience, "none"> }> {
+): Promise<{ attempt: AttemptRow; audience: Exclude<AttemptAudience, "none"> } | undefined> {
   const row = await db
     .select({ attempt: attempts, membership: memberships.source })
     .from(attempts)
-    .leftJoin(memberships, and(eq(memberships.organizationId, attempts.organizationId), eq(memberships.userId, caller.user.id)))
+    .leftJoin(memberships, and(eq(memberships.organizationId, attempts.organizationId), eq(memberships.userId, viewer.userId)))
     .where(eq(attempts.id, attemptId))
     .get();
-  const audience = row
-    ? attemptAudience({
-        isCandidate: row.attempt.candidateId === caller.user.id,
-        orgRole: caller.roleIn(row.attempt.organizationId, row.membership),
-        platformAdmin: caller.isPlatformAdmin,
-      })
-    : "none";
-  if (!row || audience === "none") throw HttpError.notFound(`Attempt ${attemptId} not found`);
-  return { attempt: row.attempt, audience };
+  if (!row) return undefined;
+  const audience = attemptAudience({
+    isCandidate: row.attempt.candidateId === viewer.userId,
+    orgRole: roleIn(viewer, row.attempt.organizationId, row.membership),
+    platformAdmin: viewer.role === "admin",
+  });
+  return audience === "none" ? undefined : { attempt: row.attempt, audience };
 }
 
 export interface AttemptFilter {
@@ -112,11 +109,11 @@ export interface AttemptFilter {
  * Attempts a caller may list: their own, and all of the organizations where they are staff
  * (every one for a platform admin).
  */
-export function listableAttempts(caller: Caller, filter: AttemptFilter): SQL | undefined {
+export function listableAttempts(viewer: Viewer, filter: AttemptFilter): SQL | undefined {
   return and(
-    caller.isPlatformAdmin
+    viewer.role === "admin"
       ? undefined
-      : or(eq(attempts.candidateId, caller.user.id), staffOrganization(attempts.organizationId, caller.viewer)),
+      : or(eq(attempts.candidateId, viewer.userId), staffOrganization(attempts.organizationId, viewer)),
     filter.taskId ? eq(attempts.taskId, filter.taskId) : undefined,
     filter.status ? eq(attempts.status, filter.status) : undefined,
   );

@@ -1,7 +1,12 @@
 import { and, eq } from "drizzle-orm";
-import type { SealedToken } from "../services/secrets/token-box";
 import type { Database } from "./client";
 import { repohostTokens } from "./schema";
+
+/** A token as stored: AES-GCM ciphertext and IV, base64 (services/secrets/token-box.ts seals and opens it). */
+export interface SealedToken {
+  ciphertext: string;
+  iv: string;
+}
 
 export type RepohostTokenRow = typeof repohostTokens.$inferSelect;
 

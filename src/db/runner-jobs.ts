@@ -58,7 +58,7 @@ export async function finishRunnerJob(db: Database, id: string, outcome: JobOutc
   return won.length === 1;
 }
 
-/** Records that the owner's completion handler ran. */
+/** Records that the owner's job-finished handler ran. */
 export async function markNotified(db: Database, id: string): Promise<void> {
   const at = now();
   await db

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, lt } from "drizzle-orm";
+import { and, count, desc, eq, lt, sql } from "drizzle-orm";
 import type { RunRecord } from "../domain/runs";
 import type { RunnerJobStatus } from "../domain/runner-jobs";
 import type { Database } from "./client";
@@ -15,7 +15,7 @@ function columns(record: RunRecord, version: number) {
   };
 }
 
-/** The first write of a run, before its job is queued, so the job's completion always finds the run's attempt. */
+/** The first write of a run, before its job is queued, so a listed run always has its row. */
 export async function insertRun(db: Database, record: RunRecord, version: number): Promise<void> {
   await db.insert(runs).values({
     id: record.id,
@@ -33,11 +33,6 @@ export async function writeRunThrough(db: Database, record: RunRecord, version: 
     .update(runs)
     .set(columns(record, version))
     .where(and(eq(runs.id, record.id), lt(runs.version, version)));
-}
-
-/** The attempt a run belongs to. */
-export async function findRunAttempt(db: Database, runId: string): Promise<string | undefined> {
-  return (await db.select({ attemptId: runs.attemptId }).from(runs).where(eq(runs.id, runId)).get())?.attemptId;
 }
 
 export async function countRuns(db: Database, attemptId: string): Promise<number> {
@@ -60,7 +55,8 @@ export async function runPage(
   const rows = await db
     .select({ run: runs, jobStatus: runnerJobs.status, dispatchedAt: runnerJobs.dispatchedAt })
     .from(runs)
-    .leftJoin(runnerJobs, and(eq(runnerJobs.ownerType, "run"), eq(runnerJobs.ownerId, runs.id)))
+    // The job's owner id is `runOwnerId(attempt_id, run_id)` (domain/runs.ts), written in SQL.
+    .leftJoin(runnerJobs, and(eq(runnerJobs.ownerType, "run"), eq(runnerJobs.ownerId, sql`${runs.attemptId} || '/' || ${runs.id}`)))
     .where(eq(runs.attemptId, attemptId))
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(limit)
@@ -81,4 +77,9 @@ export async function runPage(
     },
     job: jobStatus ? { status: jobStatus, dispatchedAt } : null,
   }));
+}
+
+/** When each of an attempt's runs was asked for, and how it ended: what scoring's behavior subscore reads. */
+export async function runTimeline(db: Database, attemptId: string): Promise<{ created_at: string; status: string }[]> {
+  return db.select({ created_at: runs.createdAt, status: runs.status }).from(runs).where(eq(runs.attemptId, attemptId)).all();
 }

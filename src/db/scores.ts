@@ -1,4 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
+import { RUBRIC_VERSION } from "../domain/scoring";
+import { newId } from "../lib/ids";
 import type { Database } from "./client";
 import { scores } from "./schema";
 
@@ -22,4 +24,30 @@ export async function updateScoring(db: Database, scoreId: string, set: Partial<
     .returning({ id: scores.id })
     .all();
   return updated.length > 0;
+}
+
+/** A new score report of an attempt: `scoring` until its runs end, or `failed` with the reason it could not start. */
+export async function insertScore(
+  db: Database,
+  attemptId: string,
+  state: { status: "scoring" } | { status: "failed"; reason: string; completedAt: string },
+): Promise<string> {
+  const id = newId("scr");
+  await db.insert(scores).values({ id, attemptId, rubricVersion: RUBRIC_VERSION, ...state });
+  return id;
+}
+
+/**
+ * Clears the round of scoring whose hidden-test job is `hiddenJobId`, recording why it
+ * failed. Of the two job-finished handlers that may see the round end, only the one that
+ * clears it starts the next round: true for that one.
+ */
+export async function claimFailedRound(db: Database, scoreId: string, hiddenJobId: string, reason: string): Promise<boolean> {
+  const claimed = await db
+    .update(scores)
+    .set({ hiddenJobId: null, workspaceJobId: null, reason, updatedAt: new Date().toISOString() })
+    .where(and(eq(scores.id, scoreId), eq(scores.status, "scoring"), eq(scores.hiddenJobId, hiddenJobId)))
+    .returning({ id: scores.id })
+    .all();
+  return claimed.length > 0;
 }

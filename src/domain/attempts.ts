@@ -1,3 +1,4 @@
+import { newId } from "../lib/ids";
 /**
  * The attempt resource's vocabulary and state machine (spec section 3):
  * NOT_STARTED → IN_PROGRESS (start) → SUBMITTED (submit, or the deadline) → SCORED (scoring).
@@ -16,7 +17,7 @@ export const OPEN_ATTEMPT_STATUSES = ["NOT_STARTED", "IN_PROGRESS"] as const sat
 export const ATTEMPTS_WITHOUT_RETAKE = 1;
 
 export function newAttemptId(): string {
-  return `att_${crypto.randomUUID().replaceAll("-", "")}`;
+  return newId("att");
 }
 
 /** What a client sees of an attempt; the AttemptDO keeps exactly these fields and D1 mirrors them. */
@@ -164,9 +165,3 @@ export function attemptAudience(f: {
   return "none";
 }
 
-/** What a submitted attempt puts on the `scoring` queue. */
-export interface ScoringMessage {
-  attempt_id: string;
-  /** An admin's re-score: a new report even when one exists. */
-  rescore?: boolean;
-}

@@ -1,3 +1,17 @@
+import { z } from "zod";
+import { ROLES } from "./roles";
+
+/** What a session token must assert; anything else in it is ignored. */
+export const SessionClaimsSchema = z.object({
+  sub: z.string().min(1).max(255),
+  email: z.email().max(320),
+  /** Absent means unknown: unverified unless the issuer vouches for its addresses (`emailVerified`). */
+  email_verified: z.boolean().optional(),
+  role: z.enum(ROLES),
+  org_id: z.string().min(1).max(128).optional(),
+});
+export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
+
 /**
  * Whether a session token's e-mail address counts as verified. The `email_verified` claim
  * decides when present. A token without it says nothing, so the address is unverified, unless

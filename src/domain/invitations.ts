@@ -5,6 +5,7 @@
  */
 
 import { backoffSeconds } from "./backoff";
+import { newId } from "../lib/ids";
 
 /**
  * unused: open, the link works; used: accepted (final); expired: unused past its expiry
@@ -45,7 +46,7 @@ export function normalizeEmail(email: string): string {
 }
 
 export function newInvitationId(): string {
-  return `inv_${crypto.randomUUID().replaceAll("-", "")}`;
+  return newId("inv");
 }
 
 /** 256 random bits, base64url without padding (43 characters). */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS } from "./runner-jobs";
+import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS, type FinalRunnerJobStatus, type RunnerJobKind, type RunnerJobOwner, type runnerJobKeys } from "./runner-jobs";
 
 const count = z.number().int().min(0);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
@@ -113,4 +113,23 @@ export function summarizeResult({ tests: _tests, log_tail: _log, coverage, lint,
 function summarizeLint({ findings, ...rest }: LintReport): NonNullable<RunnerResultSummary["lint"]> {
   const errors = findings.filter((f) => f.severity === "error").length;
   return { ...rest, errors, warnings: findings.length - errors };
+}
+
+/** A job with its final status, as its owner's job-finished handler gets it. */
+export interface FinishedRunnerJob {
+  id: string;
+  kind: RunnerJobKind;
+  owner: RunnerJobOwner;
+  status: FinalRunnerJobStatus;
+  reason: string | null;
+  /**
+   * The summary stored on the job's row; null when the Worker gave the job up (runner
+   * unreachable or refusing it). The full result, with its per-test list, is read on demand.
+   */
+  result: RunnerResultSummary | null;
+  /**
+   * Object keys of the job's uploads; each exists only when the result says so
+   * (`artifacts.junit`, `artifacts.log`, `environment` for prepare jobs).
+   */
+  keys: ReturnType<typeof runnerJobKeys>;
 }

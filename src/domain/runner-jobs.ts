@@ -1,4 +1,5 @@
 import { backoffSeconds } from "./backoff";
+import { newId } from "../lib/ids";
 
 /**
  * Jobs the Worker hands to the sandbox runner (docs/runner-protocol.md): what a caller asks
@@ -8,7 +9,7 @@ import { backoffSeconds } from "./backoff";
 export const RUNNER_JOB_KINDS = ["prepare", "test"] as const;
 export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
 
-/** Who asked for a job and is told when it ends; one completion handler per type. */
+/** Who asked for a job and is told when it ends; one job-finished handler per type (flows/job-finished.ts). */
 export const RUNNER_JOB_OWNER_TYPES = ["task_validation", "run", "scoring"] as const;
 export type RunnerJobOwnerType = (typeof RUNNER_JOB_OWNER_TYPES)[number];
 
@@ -124,7 +125,7 @@ export function runnerJobKeys(jobId: string) {
 }
 
 export function newRunnerJobId(): string {
-  return `job_${crypto.randomUUID().replaceAll("-", "")}`;
+  return newId("job");
 }
 
 /** Presigned URLs and the callback URL for one dispatch of a job. */

@@ -19,6 +19,7 @@ import {
   type StoredArchive,
 } from "./runner-jobs";
 import { taskKeys } from "./tasks";
+import { newId } from "../lib/ids";
 
 /** The spec spells the first two `queued` and `SUCCEEDED`; the rest follow the runner job's. */
 export const RUN_STATUSES = ["queued", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ERROR"] as const;
@@ -57,7 +58,7 @@ export function runLimits(timeoutSeconds: number): RunnerLimits {
 }
 
 export function newRunId(): string {
-  return `run_${crypto.randomUUID().replaceAll("-", "")}`;
+  return newId("run");
 }
 
 /** The figures of a finished run, kept on its record; the per-test list stays in the job's stored result. */
@@ -168,6 +169,19 @@ export function runFiles(entries: readonly OverlayContent[], changedFiles: reado
 }
 
 /**
+ * The owner id of a run's job, `{attempt_id}/{run_id}`: the job's completion goes straight to
+ * the run's attempt without looking the run up. Ids hold no `/` (ids are `prefix_hex`).
+ */
+export function runOwnerId(attemptId: string, runId: string): string {
+  return `${attemptId}/${runId}`;
+}
+
+export function parseRunOwnerId(ownerId: string): { attemptId: string; runId: string } | undefined {
+  const [attemptId, runId, ...rest] = ownerId.split("/");
+  return attemptId && runId && rest.length === 0 ? { attemptId, runId } : undefined;
+}
+
+/**
  * The runner job of a run: the task's snapshot and environment, the chosen files, and no
  * patches, so the hidden tests of the task's test patch are never in the workspace.
  */
@@ -178,7 +192,7 @@ export function runJobSpec(
 ): RunnerJobSpec {
   return {
     kind: "test",
-    owner: { owner_type: "run", owner_id: run.id },
+    owner: { owner_type: "run", owner_id: runOwnerId(run.attempt_id, run.id) },
     schedule: { attempt_id: run.attempt_id, org_id: task.organization_id },
     snapshot: task.snapshot,
     environment: task.environment,

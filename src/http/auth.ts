@@ -5,7 +5,7 @@ import { hashIdeToken, IDE_TOKEN_PATTERN, IDE_TOKEN_PREFIX, ideTokenProblem } fr
 import { emailVerified } from "../domain/identity";
 import { hasRole, roleIn, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { Env } from "../env";
-import { verifySessionToken } from "../services/identity";
+import { InvalidSessionToken, verifySessionToken } from "../services/identity";
 import { HttpError } from "./errors";
 
 /**
@@ -102,14 +102,16 @@ export async function authenticate(
     }
     return ideSession(env, token, attemptId);
   }
-  const claims = await verifySessionToken(token, env);
+  const claims = await verifySessionToken(token, env).catch((e: unknown) => {
+    throw e instanceof InvalidSessionToken ? HttpError.unauthorized(e.message) : e;
+  });
   const user = await syncUserFromClaims(database(env.DB), claims);
   if (!hasRole(claims.role, access.role)) {
     throw HttpError.forbidden(`This endpoint needs the ${access.role} role or higher; your role is ${claims.role}`);
   }
   return new Caller(
     user,
-    { role: claims.role, orgId: claims.org_id },
+    { userId: user.id, role: claims.role, orgId: claims.org_id },
     env,
     emailVerified(claims.email_verified, env.AUTH_ISSUER, env.AUTH_EMAIL_VERIFIED_ISSUERS),
   );

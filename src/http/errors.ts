@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { log } from "../services/log";
+import { log } from "../lib/log";
+import { newId } from "../lib/ids";
 
 /** One entry of a 422 body, as the spec's section 7 gives it. */
 export const ValidationIssueSchema = z
@@ -48,7 +49,7 @@ export function errorResponse(error: unknown, requestId: string): Response {
   if (error instanceof HttpError) {
     return json({ detail: error.detail }, error.status, error.headers);
   }
-  const errorId = `err_${crypto.randomUUID().replaceAll("-", "")}`;
+  const errorId = newId("err");
   const e = error instanceof Error ? error : new Error(String(error));
   log("error", "unhandled error", { error_id: errorId, request_id: requestId, error: e.message, stack: e.stack });
   return json({ detail: "Internal server error; report the error_id if it persists", error_id: errorId }, 500);

@@ -2,15 +2,14 @@ import { database } from "../db/client";
 import { findRunnerJob } from "../db/runner-jobs";
 import { DISPATCH_ATTEMPTS, dispatchRetryDelaySeconds, isFinalStatus } from "../domain/runner-jobs";
 import type { Env } from "../env";
-import { dispatchRunnerJob, giveUpRunnerJob, notifyOwner, requestNotification } from "../services/runner/jobs";
-import { log } from "../services/log";
+import { callJobFinishedHandler } from "../flows/job-finished";
+import { log } from "../lib/log";
+import { dispatchRunnerJob, giveUpRunnerJob, requestNotification } from "../services/runner/jobs";
+import { consumeEach, type MessageHandler } from "./consume";
+import type { RunnerQueueMessage } from "./messages";
 
 export const RUNNER_JOBS_QUEUE = "runner-jobs";
 export const RUNNER_JOBS_DEAD_LETTERS = "runner-jobs-dlq";
-
-/** `dispatch`: hand the job to the runner. `notify`: run the owner's completion handler. */
-export type RunnerQueueMessage = { type: "dispatch"; job_id: string } | { type: "notify"; job_id: string };
-
 
 async function dispatch(message: Message<RunnerQueueMessage>, env: Env): Promise<void> {
   const jobId = message.body.job_id;
@@ -45,44 +44,39 @@ async function dispatch(message: Message<RunnerQueueMessage>, env: Env): Promise
   message.retry({ delaySeconds });
 }
 
-/**
- * Consumer of the `runner-jobs` queue. Delivery is at least once, so every step checks the
- * job's stored state first. An unexpected error retries the message with the same backoff;
- * once the queue's `max_retries` are spent it goes to the dead-letter queue.
- */
-export async function consumeRunnerJobs(batch: MessageBatch<RunnerQueueMessage>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
-      try {
-        if (message.body.type === "dispatch") await dispatch(message, env);
-        else {
-          await notifyOwner(env, message.body.job_id);
-          message.ack();
-        }
-      } catch (e) {
-        log("error", "runner job: message failed", {
-          type: message.body.type,
-          job_id: message.body.job_id,
-          attempt: message.attempts,
-          error: e instanceof Error ? e.message : String(e),
-        });
-        message.retry({ delaySeconds: dispatchRetryDelaySeconds(message.attempts) });
-      }
-    }),
-  );
+const common = {
+  subject: "runner job",
+  fields: (body: RunnerQueueMessage) => ({ type: body.type, job_id: body.job_id }),
+  retryDelaySeconds: dispatchRetryDelaySeconds,
+};
+
+/** Consumer of the `runner-jobs` queue: dispatches jobs and calls their owners' job-finished handlers. */
+export function consumeRunnerJobs(batch: MessageBatch<RunnerQueueMessage>, env: Env): Promise<void> {
+  const handler: MessageHandler<RunnerQueueMessage> = {
+    ...common,
+    async handle(message) {
+      if (message.body.type === "dispatch") return dispatch(message, env);
+      await callJobFinishedHandler(env, message.body.job_id);
+      message.ack();
+    },
+  };
+  return consumeEach(batch, handler);
 }
 
 /**
  * Consumer of `runner-jobs-dlq`: messages whose handling kept failing. A job that could not
  * be dispatched ends as ERROR (and its owner is told); a handler that kept failing is logged.
  */
-export async function consumeRunnerJobDeadLetters(batch: MessageBatch<RunnerQueueMessage>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    const { type, job_id } = message.body;
-    log("error", "runner job: dead letter", { type, job_id, attempts: message.attempts });
-    if (type === "dispatch") {
-      await giveUpRunnerJob(env, job_id, "the job could not be handed to the sandbox runner: dispatching it kept failing inside the service");
-    }
-    message.ack();
-  }
+export function consumeRunnerJobDeadLetters(batch: MessageBatch<RunnerQueueMessage>, env: Env): Promise<void> {
+  return consumeEach(batch, {
+    ...common,
+    async handle(message) {
+      const { type, job_id } = message.body;
+      log("error", "runner job: dead letter", { type, job_id, attempts: message.attempts });
+      if (type === "dispatch") {
+        await giveUpRunnerJob(env, job_id, "the job could not be handed to the sandbox runner: dispatching it kept failing inside the service");
+      }
+      message.ack();
+    },
+  });
 }

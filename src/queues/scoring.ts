@@ -1,38 +1,43 @@
-import type { ScoringMessage } from "../domain/attempts";
 import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
-import { recordStartFailure, ScoringStartError, startScoring } from "../services/scoring/start";
-import { log } from "../services/log";
+import { recordStartFailure, ScoringStartError, startScoring } from "../flows/scoring/start";
+import { log } from "../lib/log";
+import { consumeEach } from "./consume";
+import type { ScoringMessage } from "./messages";
 
 export const SCORING_QUEUE = "scoring";
 export const SCORING_DEAD_LETTERS = "scoring-dlq";
 
+const common = {
+  subject: "scoring",
+  fields: (body: ScoringMessage) => ({ attempt_id: body.attempt_id }),
+  retryDelaySeconds: (attempts: number) => backoffSeconds(attempts, 5, 300),
+};
 
 /** Consumer of `scoring`: starts scoring each submitted attempt (a re-score when asked). */
-export async function consumeScoring(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
-  await Promise.all(
-    batch.messages.map(async (message) => {
+export function consumeScoring(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
+  return consumeEach(batch, {
+    ...common,
+    async handle(message) {
       try {
         await startScoring(env, message.body.attempt_id, message.body.rescore === true);
-        message.ack();
       } catch (e) {
-        if (e instanceof ScoringStartError) {
-          await recordStartFailure(env, message.body.attempt_id, `Scoring could not be started: ${e.message}.`);
-          message.ack();
-          return;
-        }
-        log("warn", "scoring: start failed, retrying", { attempt_id: message.body.attempt_id, attempt: message.attempts, error: String(e) });
-        message.retry({ delaySeconds: backoffSeconds(message.attempts, 5, 300) });
+        if (!(e instanceof ScoringStartError)) throw e;
+        await recordStartFailure(env, message.body.attempt_id, `Scoring could not be started: ${e.message}.`);
       }
-    }),
-  );
+      message.ack();
+    },
+  });
 }
 
 /** Start messages that failed past the queue's retries: the attempt shows scoring failed, for an admin to re-score. */
-export async function consumeScoringDeadLetters(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
-  for (const message of batch.messages) {
-    log("error", "scoring: could not start", { attempt_id: message.body.attempt_id });
-    await recordStartFailure(env, message.body.attempt_id, "Scoring could not be started; an admin can re-score.");
-    message.ack();
-  }
+export function consumeScoringDeadLetters(batch: MessageBatch<ScoringMessage>, env: Env): Promise<void> {
+  return consumeEach(batch, {
+    ...common,
+    async handle(message) {
+      log("error", "scoring: could not start", { attempt_id: message.body.attempt_id });
+      await recordStartFailure(env, message.body.attempt_id, "Scoring could not be started; an admin can re-score.");
+      message.ack();
+    },
+  });
 }

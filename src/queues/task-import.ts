@@ -1,18 +1,21 @@
 import { database } from "../db/client";
-import { findTask } from "../db/tasks";
+import { failTask, findTask } from "../db/tasks";
 import { IMPORT_ATTEMPTS, importRetryDelaySeconds } from "../domain/tasks";
 import type { Env } from "../env";
 import { RepoHostError } from "../services/repohost/errors";
-import { failTask, importTask, repoHostFailureReason, TaskImportFailure } from "../services/tasks/import";
-import { log } from "../services/log";
+import { importTask, repoHostFailureReason, TaskImportFailure } from "../flows/task-import/import";
+import { log } from "../lib/log";
+import { consumeEach } from "./consume";
+import type { TaskImportMessage } from "./messages";
 
 export const TASK_IMPORT_QUEUE = "task-import";
 export const TASK_IMPORT_DEAD_LETTERS = "task-import-dlq";
 
-export interface TaskImportMessage {
-  task_id: string;
-}
 
+
+function retryDelay(env: Env, attempts: number, retryAfterSeconds?: number): number {
+  return importRetryDelaySeconds(attempts, retryAfterSeconds, Number(env.TASK_IMPORT_RETRY_BASE_SECONDS ?? 5));
+}
 
 async function handle(message: Message<TaskImportMessage>, env: Env): Promise<void> {
   const taskId = message.body.task_id;
@@ -38,23 +41,30 @@ async function handle(message: Message<TaskImportMessage>, env: Env): Promise<vo
       await failTask(db, taskId, `The import failed after ${message.attempts} attempts because of ${what}; import the pull request again later.`);
       return message.ack();
     }
-    const retryAfter = e instanceof RepoHostError ? e.retryAfterSeconds : undefined;
-    const delaySeconds = importRetryDelaySeconds(message.attempts, retryAfter, Number(env.TASK_IMPORT_RETRY_BASE_SECONDS ?? 5));
+    const delaySeconds = retryDelay(env, message.attempts, e instanceof RepoHostError ? e.retryAfterSeconds : undefined);
     log("warn", "task import: retrying", { task_id: taskId, attempt: message.attempts, delay_s: delaySeconds, error: detail });
     message.retry({ delaySeconds });
   }
 }
 
+const common = {
+  subject: "task import",
+  fields: (body: TaskImportMessage) => ({ task_id: body.task_id }),
+};
+
 /** Consumer of `task-import`: one import step per message, retried with backoff through the queue. */
-export async function consumeTaskImports(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
-  await Promise.all(batch.messages.map((m) => handle(m, env)));
+export function consumeTaskImports(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
+  return consumeEach(batch, { ...common, retryDelaySeconds: (attempts) => retryDelay(env, attempts), handle: (m) => handle(m, env) });
 }
 
 /** Messages that failed past the queue's retries: the task ends FAILED instead of IMPORTING forever. */
-export async function consumeTaskImportDeadLetters(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
-  const db = database(env.DB);
-  for (const message of batch.messages) {
-    await failTask(db, message.body.task_id, "The import could not be completed; import the pull request again.");
-    message.ack();
-  }
+export function consumeTaskImportDeadLetters(batch: MessageBatch<TaskImportMessage>, env: Env): Promise<void> {
+  return consumeEach(batch, {
+    ...common,
+    retryDelaySeconds: (attempts) => retryDelay(env, attempts),
+    async handle(message) {
+      await failTask(database(env.DB), message.body.task_id, "The import could not be completed; import the pull request again.");
+      message.ack();
+    },
+  });
 }

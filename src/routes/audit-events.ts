@@ -4,7 +4,7 @@ import { database } from "../db/client";
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from "../domain/audit";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { OrgIdParam } from "./organizations";
+import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
 
 const AuditEventSchema = z

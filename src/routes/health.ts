@@ -2,7 +2,7 @@ import { z } from "zod";
 import pkg from "../../package.json";
 import { jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { json } from "../http/errors";
-import { log } from "../services/log";
+import { log } from "../lib/log";
 
 const HealthSchema = z
   .object({

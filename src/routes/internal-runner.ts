@@ -2,7 +2,7 @@ import { z } from "zod";
 import { RunnerCallbackSchema } from "../domain/runner-callback";
 import { RUNNER_JOB_STATUSES } from "../domain/runner-jobs";
 import { jsonContent, jsonResponse, type RouteContext } from "../http/endpoint";
-import { ErrorSchema } from "../http/errors";
+import { ErrorSchema, HttpError } from "../http/errors";
 import { RunnerSignedEndpoint } from "../http/runner-endpoint";
 import { recordRunnerResult } from "../services/runner/jobs";
 import type { RouteTable } from "./table";
@@ -34,8 +34,11 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
 
   async run({ env }: RouteContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const { status, recorded } = await recordRunnerResult(env, body);
-    return { job_id: body.job_id, status, recorded };
+    const outcome = await recordRunnerResult(env, body);
+    if ("refused" in outcome) {
+      throw outcome.refused === "unknown_job" ? HttpError.notFound(outcome.detail) : HttpError.conflict(outcome.detail);
+    }
+    return { job_id: body.job_id, status: outcome.status, recorded: outcome.recorded };
   }
 }
 

@@ -13,7 +13,7 @@ import {
   revokeInvitation,
   type InvitationDetails,
 } from "../db/invitations";
-import { findVisibleTask } from "../db/tasks";
+
 import {
   acceptanceRefusal,
   candidateLimitMessage,
@@ -32,8 +32,9 @@ import { ROLES } from "../domain/roles";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { queueInvitationEmail } from "../services/email/invitation-mail";
-import { OrgIdParam } from "./organizations";
+import { visibleTask } from "../http/visibility";
+import { queueInvitationEmail } from "../flows/invitation-mail";
+import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
 
 const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
@@ -162,7 +163,7 @@ export class CreateInvitation extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { task } = await findVisibleTask(db, caller, body.task_id);
+    const { task } = await visibleTask(db, caller, body.task_id);
     await caller.requireMember(task.organizationId, "interviewer");
     if (task.archivedAt) throw HttpError.conflict(`Task ${task.id} is archived; it takes no new invitations`);
     if (task.status !== "READY") {

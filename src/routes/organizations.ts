@@ -1,17 +1,12 @@
-import { and, count, eq } from "drizzle-orm";
 import { z } from "zod";
-import { database } from "../db/client";
-import { memberships, organizations, plans, users } from "../db/schema";
+import { database, type Database } from "../db/client";
+import { countMembers, findOrganization, memberFilter, memberPage, renameOrganization } from "../db/organizations";
 import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
-import type { Env } from "../env";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { HttpError } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
+import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
-
-export const OrgIdParam = z.object({
-  org_id: z.string().min(1).max(128).regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only"),
-});
 
 export const PlanSchema = z
   .object({
@@ -38,13 +33,8 @@ const MemberSchema = z
   })
   .meta({ id: "Member" });
 
-async function loadOrganization(env: Env, orgId: string) {
-  const row = await database(env.DB)
-    .select({ org: organizations, plan: plans })
-    .from(organizations)
-    .innerJoin(plans, eq(plans.id, organizations.planId))
-    .where(eq(organizations.id, orgId))
-    .get();
+async function loadOrganization(db: Database, orgId: string) {
+  const row = await findOrganization(db, orgId);
   if (!row) throw HttpError.notFound(`Organization ${orgId} not found`);
   const { org, plan } = row;
   return {
@@ -67,7 +57,7 @@ export class GetOrganization extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id);
-    return loadOrganization(env, params.org_id);
+    return loadOrganization(database(env.DB), params.org_id);
   }
 }
 
@@ -86,8 +76,9 @@ export class PatchOrganization extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     await ctx.caller.requireMember(params.org_id, "orgadmin");
-    await database(ctx.env.DB).update(organizations).set({ name: body.name }).where(eq(organizations.id, params.org_id));
-    return loadOrganization(ctx.env, params.org_id);
+    const db = database(ctx.env.DB);
+    await renameOrganization(db, params.org_id, body.name);
+    return loadOrganization(db, params.org_id);
   }
 }
 
@@ -109,25 +100,18 @@ export class ListMembers extends SessionEndpoint {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id, "interviewer");
     const db = database(env.DB);
-    const where = and(
-      eq(memberships.organizationId, params.org_id),
-      query.role ? eq(memberships.role, query.role) : undefined,
-    );
+    const where = memberFilter(params.org_id, query.role);
     return paginate(
       query,
-      async () => (await db.select({ n: count() }).from(memberships).where(where).get())?.n ?? 0,
-      async (limit, offset) => {
-        const rows = await db
-          .select({ m: memberships, u: users })
-          .from(memberships)
-          .innerJoin(users, eq(users.id, memberships.userId))
-          .where(where)
-          .orderBy(memberships.createdAt, memberships.userId)
-          .limit(limit)
-          .offset(offset)
-          .all();
-        return rows.map(({ m, u }) => ({ user_id: u.id, email: u.email, role: m.role, source: m.source, joined_at: m.createdAt }));
-      },
+      () => countMembers(db, where),
+      async (limit, offset) =>
+        (await memberPage(db, where, limit, offset)).map(({ membership, user }) => ({
+          user_id: user.id,
+          email: user.email,
+          role: membership.role,
+          source: membership.source,
+          joined_at: membership.createdAt,
+        })),
     );
   }
 }

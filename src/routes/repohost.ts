@@ -4,8 +4,8 @@ import { deleteRepohostToken, listRepohostTokens, saveRepohostToken, type Repoho
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { sealToken } from "../services/secrets/token-box";
-import { configuredHostNames, tokenOwner } from "../services/tasks/repo-hosts";
-import { OrgIdParam } from "./organizations";
+import { configuredHostNames, tokenOwner } from "../services/repohost/hosts";
+import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
 
 const Host = z

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { database } from "../db/client";
 import { attemptingCandidates, attemptStanding, insertRetake } from "../db/retakes";
-import { findVisibleTask } from "../db/tasks";
 import { normalizeEmail } from "../domain/invitations";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
-import { TaskIdParam } from "./tasks";
+import { visibleTask } from "../http/visibility";
+import { newId } from "../lib/ids";
+import { TaskIdParam } from "./params";
 import type { RouteTable } from "./table";
 
 const RetakeSchema = z
@@ -57,7 +58,7 @@ export class GrantRetake extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { task } = await findVisibleTask(db, caller, params.task_id);
+    const { task } = await visibleTask(db, caller, params.task_id);
     await caller.requireMember(task.organizationId, "interviewer");
     if (task.archivedAt !== null) throw HttpError.conflict(`Task ${task.id} is archived and takes no new attempts`);
     if (task.status !== "READY") throw HttpError.conflict(`Task ${task.id} is not ready for attempts (status ${task.status})`);
@@ -72,8 +73,8 @@ export class GrantRetake extends SessionEndpoint {
     const candidate = found[0]!;
 
     const now = new Date().toISOString();
-    const retakeId = `rtk_${crypto.randomUUID().replaceAll("-", "")}`;
-    const eventId = `aud_${crypto.randomUUID().replaceAll("-", "")}`;
+    const retakeId = newId("rtk");
+    const eventId = newId("aud");
     const stored = await insertRetake(
       db,
       { id: retakeId, taskId: task.id, userId: candidate.id, grantedBy: caller.user.id, reason: body.reason, createdAt: now },

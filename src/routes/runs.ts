@@ -1,16 +1,17 @@
 import { z } from "zod";
-import { findVisibleAttempt } from "../db/attempts";
 import { database } from "../db/client";
 import { findRunnerJob } from "../db/runner-jobs";
 import { countRuns, runPage, type RunJobState } from "../db/runs";
 import { findTask } from "../db/tasks";
 import { newRunId, RUN_LIMITS, RUN_STATUSES, runStatus, runTaskOf, type RunRecord } from "../domain/runs";
-import { attemptObject } from "../durable/attempt";
+import { attemptObject } from "../durable/attempt/object";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { runResults } from "../services/runs/results";
-import { AttemptIdParam, ownAttempt, RepoPath, unwrap } from "./attempts";
+import { unwrap } from "../http/outcome";
+import { ownAttempt, visibleAttempt } from "../http/visibility";
+import { runResults } from "../flows/runs/results";
+import { AttemptIdParam, RepoPath } from "./params";
 import type { RouteTable } from "./table";
 
 const count = z.number().int();
@@ -139,8 +140,9 @@ export class CreateRun extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await ownAttempt(env, caller, params.attempt_id);
-    const task = await findTask(database(env.DB), attempt.taskId);
+    const db = database(env.DB);
+    const attempt = await ownAttempt(db, caller, params.attempt_id);
+    const task = await findTask(db, attempt.taskId);
     if (!task) throw new Error(`task ${attempt.taskId} of attempt ${attempt.id} is missing`);
     const record = unwrap(
       await attemptObject(env, attempt.id).createRun({
@@ -181,8 +183,8 @@ export class GetRun extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { attempt } = await findVisibleAttempt(db, caller, params.attempt_id);
-    const stored = await attemptObject(env, attempt.id).run(params.run_id);
+    const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
+    const stored = await attemptObject(env, attempt.id).findRun(params.run_id);
     if (!stored) throw HttpError.notFound(`Run ${params.run_id} not found in attempt ${attempt.id}`);
     const { record, job_id: jobId } = stored;
     const job = jobId ? await findRunnerJob(db, jobId) : undefined;
@@ -215,7 +217,7 @@ export class ListRuns extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { attempt } = await findVisibleAttempt(db, caller, params.attempt_id);
+    const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
     return paginate(
       query,
       () => countRuns(db, attempt.id),

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { findVisibleAttempt } from "../db/attempts";
 import { database } from "../db/client";
 import { latestScore } from "../db/scores";
 import { candidateReport, candidateScoringReason } from "../domain/score-views";
 import { RUBRIC_VERSION, SUBSCORES } from "../domain/scoring";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
-import { AttemptIdParam } from "./attempts";
+import { visibleAttempt } from "../http/visibility";
+import { AttemptIdParam } from "./params";
 import { ScoringStateSchema, scoringState } from "./scoring-state";
 import type { RouteTable } from "./table";
 
@@ -98,7 +98,7 @@ export class GetScoreReport extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { audience } = await findVisibleAttempt(db, caller, params.attempt_id);
+    const { audience } = await visibleAttempt(db, caller, params.attempt_id);
     const score = await latestScore(db, params.attempt_id);
     if (score?.status !== "scored" || !score.report || !score.completedAt) {
       const why = !score
@@ -132,7 +132,7 @@ export class Rescore extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const { attempt, audience } = await findVisibleAttempt(db, caller, params.attempt_id);
+    const { attempt, audience } = await visibleAttempt(db, caller, params.attempt_id);
     await caller.requireMember(attempt.organizationId, "orgadmin");
     if (attempt.status !== "SUBMITTED" && attempt.status !== "SCORED") {
       throw HttpError.conflict(`Attempt ${attempt.id} is ${attempt.status}; only a submitted attempt is scored`);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { attachmentDisposition, MAX_STORAGE_KEY_LENGTH, storageKeyProblem } from "../domain/storage-keys";
 import { jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
-import { verifyStorageUrl } from "../services/storage/worker-signer";
+import { storageUrlProblem, type SignedUrlParams } from "../services/storage/worker-signer";
 import type { RouteTable } from "./table";
 
 // Percent-encoding at most triples a key's length.
@@ -32,6 +32,12 @@ const signature = {
 };
 
 const forbidden = { description: "Bad signature, or the URL expired", content: { "application/json": { schema: ErrorSchema } } };
+
+/** 403 unless the URL is one the Worker signed and it has not expired. */
+async function verifySignature(secret: string, url: SignedUrlParams, sig: string): Promise<void> {
+  const problem = await storageUrlProblem(secret, url, sig);
+  if (problem) throw HttpError.forbidden(problem);
+}
 
 const DESCRIPTION =
   "Presigned URLs issued by the service when R2 S3 credentials are not configured (see docs/api.md). " +
@@ -66,7 +72,7 @@ export class GetStoredObject extends SignedUrlEndpoint {
 
   async run({ env }: RouteContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    await verifyStorageUrl(env.URL_SIGNING_SECRET, { method: "GET", key: params.key, expires: query.expires }, query.sig);
+    await verifySignature(env.URL_SIGNING_SECRET, { method: "GET", key: params.key, expires: query.expires }, query.sig);
     const object = await env.BUCKET.get(params.key);
     if (!object) throw HttpError.notFound(`No object at ${params.key}`);
     const headers = new Headers({ "Content-Type": "application/octet-stream", "Cache-Control": "private, no-store" });
@@ -104,7 +110,7 @@ export class PutStoredObject extends SignedUrlEndpoint {
 
   async run({ request, env }: RouteContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    await verifyStorageUrl(
+    await verifySignature(
       env.URL_SIGNING_SECRET,
       { method: "PUT", key: params.key, expires: query.expires, maxBytes: query.max },
       query.sig,

@@ -1,21 +1,17 @@
-import { and, count, desc, eq, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { staffOrganization } from "../db/accounts";
 import { database } from "../db/client";
-import { memberships, taskAssignments, tasks } from "../db/schema";
-import { findVisibleTask, type TaskRow } from "../db/tasks";
+import { archiveTask, countTasks, editTask, failTask, insertTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
 import { parsePullRequestUrl } from "../domain/pr-url";
 import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
-import { DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, taskAudience, type TaskAudience } from "../domain/tasks";
+import { DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { failTask } from "../services/tasks/import";
-import { enterpriseHosts } from "../services/tasks/repo-hosts";
-import { OrgIdParam } from "./organizations";
+import { visibleTask } from "../http/visibility";
+import { newId } from "../lib/ids";
+import { enterpriseHosts } from "../services/repohost/hosts";
+import { OrgIdParam, TaskIdParam } from "./params";
 import type { RouteTable } from "./table";
-
-export const TaskIdParam = z.object({ task_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a task id") });
 
 const Tag = z.string().trim().min(1).max(50).regex(/^[^\s,][^,]*$/, "a tag has no commas and does not start with a space");
 const Tags = z
@@ -125,10 +121,6 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
   };
 }
 
-function newTaskId(): string {
-  return `tsk_${crypto.randomUUID().replaceAll("-", "")}`;
-}
-
 export class ImportPullRequest extends SessionEndpoint {
   protected readonly role = "interviewer";
   schema = {
@@ -163,28 +155,24 @@ export class ImportPullRequest extends SessionEndpoint {
     const { host, apiBase, owner, repo, number, htmlUrl } = ref.value;
     const db = database(env.DB);
     const now = new Date().toISOString();
-    const task = await db
-      .insert(tasks)
-      .values({
-        id: newTaskId(),
-        organizationId: body.organization_id,
-        visibility: body.visibility,
-        tags: body.tags,
-        title: `${owner}/${repo}#${number}`,
-        status: "IMPORTING",
-        sourceHost: host,
-        sourceApiBase: apiBase,
-        sourceOwner: owner,
-        sourceRepo: repo,
-        prNumber: number,
-        prUrl: htmlUrl,
-        timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
-        createdBy: caller.user.id,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-      .get();
+    const task = await insertTask(db, {
+      id: newId("tsk"),
+      organizationId: body.organization_id,
+      visibility: body.visibility,
+      tags: body.tags,
+      title: `${owner}/${repo}#${number}`,
+      status: "IMPORTING",
+      sourceHost: host,
+      sourceApiBase: apiBase,
+      sourceOwner: owner,
+      sourceRepo: repo,
+      prNumber: number,
+      prUrl: htmlUrl,
+      timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
+      createdBy: caller.user.id,
+      createdAt: now,
+      updatedAt: now,
+    });
     try {
       await env.TASK_IMPORT.send({ task_id: task.id });
     } catch (e) {
@@ -217,57 +205,19 @@ export class ListTasks extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
-    const uid = caller.user.id;
-    const visible: SQL | undefined = caller.isPlatformAdmin
-      ? undefined
-      : or(
-          staffOrganization(tasks.organizationId, caller.viewer),
-          and(
-            isNull(tasks.archivedAt),
-            or(isNotNull(taskAssignments.userId), and(eq(tasks.visibility, "PUBLIC"), eq(tasks.status, "READY"))),
-          ),
-        );
-    const where = and(
-      visible,
-      query.archived ? isNotNull(tasks.archivedAt) : isNull(tasks.archivedAt),
-      query.status ? eq(tasks.status, query.status) : undefined,
-      query.organization_id ? eq(tasks.organizationId, query.organization_id) : undefined,
-      query.tag ? sql`EXISTS (SELECT 1 FROM json_each(${tasks.tags}) WHERE value = ${query.tag})` : undefined,
-    );
-    // The caller's membership of each task's organization and assignment to it, as findVisibleTask reads them.
-    const memberOn = and(eq(memberships.organizationId, tasks.organizationId), eq(memberships.userId, uid));
-    const assignedOn = and(eq(taskAssignments.taskId, tasks.id), eq(taskAssignments.userId, uid));
+    const where = listableTasks(caller.viewer, {
+      archived: query.archived,
+      status: query.status,
+      organizationId: query.organization_id,
+      tag: query.tag,
+    });
     return paginate(
       query,
-      async () =>
-        (
-          await db
-            .select({ n: count() })
-            .from(tasks)
-            .leftJoin(memberships, memberOn)
-            .leftJoin(taskAssignments, assignedOn)
-            .where(where)
-            .get()
-        )?.n ?? 0,
-      async (limit, offset) => {
-        const rows = await db
-          .select({ task: tasks, membership: memberships.source, assigned: taskAssignments.userId })
-          .from(tasks)
-          .leftJoin(memberships, memberOn)
-          .leftJoin(taskAssignments, assignedOn)
-          .where(where).orderBy(desc(tasks.createdAt), desc(tasks.id)).limit(limit).offset(offset).all();
-        return rows.map(({ task, membership, assigned }) => {
-          const audience = taskAudience({
-            visibility: task.visibility,
-            status: task.status,
-            archived: task.archivedAt !== null,
-            orgRole: caller.roleIn(task.organizationId, membership),
-            platformAdmin: caller.isPlatformAdmin,
-            assignedToCaller: assigned !== null,
-          });
-          return taskView(task, audience === "staff" ? "staff" : "candidate");
-        });
-      },
+      () => countTasks(db, caller.viewer, where),
+      async (limit, offset) =>
+        (await taskPage(db, caller.viewer, where, limit, offset)).map(({ task, audience }) =>
+          taskView(task, audience === "staff" ? "staff" : "candidate"),
+        ),
     );
   }
 }
@@ -286,14 +236,14 @@ export class GetTask extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const { task, audience } = await findVisibleTask(database(env.DB), caller, params.task_id);
+    const { task, audience } = await visibleTask(database(env.DB), caller, params.task_id);
     return taskView(task, audience);
   }
 }
 
 /** Loads a task for a change by its organization's staff (interviewer or higher there). */
 async function taskForStaff(ctx: SessionContext, taskId: string): Promise<TaskRow> {
-  const { task } = await findVisibleTask(database(ctx.env.DB), ctx.caller, taskId);
+  const { task } = await visibleTask(database(ctx.env.DB), ctx.caller, taskId);
   await ctx.caller.requireMember(task.organizationId, "interviewer");
   return task;
 }
@@ -337,22 +287,17 @@ export class PatchTask extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const task = await taskForStaff(ctx, params.task_id);
-    const updated = await database(ctx.env.DB)
-      .update(tasks)
-      .set({
-        ...(body.statement === null && { statementTitle: null, statementBody: null }),
-        ...(body.statement?.title !== undefined && { statementTitle: body.statement.title }),
-        ...(body.statement?.body !== undefined && { statementBody: body.statement.body }),
-        ...(body.title !== undefined && { title: body.title }),
-        ...(body.description !== undefined && { description: body.description }),
-        ...(body.tags !== undefined && { tags: body.tags }),
-        ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
-        ...(body.visibility !== undefined && { visibility: body.visibility }),
-        updatedAt: new Date().toISOString(),
-      })
-      .where(eq(tasks.id, task.id))
-      .returning()
-      .get();
+    const updated = await editTask(database(ctx.env.DB), task.id, {
+      ...(body.statement === null && { statementTitle: null, statementBody: null }),
+      ...(body.statement?.title !== undefined && { statementTitle: body.statement.title }),
+      ...(body.statement?.body !== undefined && { statementBody: body.statement.body }),
+      ...(body.title !== undefined && { title: body.title }),
+      ...(body.description !== undefined && { description: body.description }),
+      ...(body.tags !== undefined && { tags: body.tags }),
+      ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
+      ...(body.visibility !== undefined && { visibility: body.visibility }),
+    });
+    if (!updated) throw HttpError.notFound(`Task ${task.id} not found`);
     return taskView(updated, "staff");
   }
 }
@@ -372,14 +317,9 @@ export class ArchiveTask extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const task = await taskForStaff(ctx, params.task_id);
-    const now = new Date().toISOString();
-    const updated = await database(ctx.env.DB)
-      .update(tasks)
-      .set({ archivedAt: sql`COALESCE(${tasks.archivedAt}, ${now})`, updatedAt: now })
-      .where(eq(tasks.id, task.id))
-      .returning()
-      .get();
-    return taskView(updated, "staff");
+    const archived = await archiveTask(database(ctx.env.DB), task.id);
+    if (!archived) throw HttpError.notFound(`Task ${task.id} not found`);
+    return taskView(archived, "staff");
   }
 }
 

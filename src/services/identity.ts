@@ -1,8 +1,6 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
-import { z } from "zod";
-import { ROLES } from "../domain/roles";
+import { SessionClaimsSchema, type SessionClaims } from "../domain/identity";
 import type { Env } from "../env";
-import { HttpError } from "../http/errors";
 
 /**
  * Asymmetric algorithms only: a symmetric algorithm would let anyone holding the public
@@ -10,15 +8,10 @@ import { HttpError } from "../http/errors";
  */
 export const SESSION_TOKEN_ALGORITHMS = ["RS256", "PS256", "ES256", "EdDSA"];
 
-export const SessionClaimsSchema = z.object({
-  sub: z.string().min(1).max(255),
-  email: z.email().max(320),
-  /** Absent means unknown: unverified unless the issuer vouches for its addresses (src/domain/identity.ts). */
-  email_verified: z.boolean().optional(),
-  role: z.enum(ROLES),
-  org_id: z.string().min(1).max(128).optional(),
-});
-export type SessionClaims = z.infer<typeof SessionClaimsSchema>;
+/** A session token that proves nothing: expired, badly signed, or with claims that do not fit. */
+export class InvalidSessionToken extends Error {
+  override name = "InvalidSessionToken";
+}
 
 // The remote key set caches keys and rate-limits refetches itself; keep one per isolate.
 let remote: { url: string; keys: JWTVerifyGetKey } | undefined;
@@ -52,14 +45,14 @@ export async function verifySessionToken(token: string, env: Env): Promise<Sessi
       requiredClaims: ["sub", "exp"],
     }));
   } catch (e) {
-    if (e instanceof errors.JWTExpired) throw HttpError.unauthorized("The session token has expired; sign in again");
-    if (e instanceof errors.JOSEError) throw HttpError.unauthorized("The session token is invalid");
+    if (e instanceof errors.JWTExpired) throw new InvalidSessionToken("The session token has expired; sign in again");
+    if (e instanceof errors.JOSEError) throw new InvalidSessionToken("The session token is invalid");
     throw e;
   }
   const claims = SessionClaimsSchema.safeParse(payload);
   if (!claims.success) {
     const fields = [...new Set(claims.error.issues.map((i) => i.path.join(".")))].join(", ");
-    throw HttpError.unauthorized(`The session token's claims are invalid (${fields})`);
+    throw new InvalidSessionToken(`The session token's claims are invalid (${fields})`);
   }
   return claims.data;
 }

@@ -3,9 +3,10 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
 import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs";
+import { summarizeResult } from "../../src/domain/runner-callback";
 import { DISPATCH_ATTEMPTS, runnerJobKeys } from "../../src/domain/runner-jobs";
 import worker from "../../src/index";
-import type { RunnerQueueMessage } from "../../src/queues/runner-jobs";
+import type { RunnerQueueMessage } from "../../src/queues/messages";
 import { enqueueRunnerJob } from "../../src/services/runner/jobs";
 import { artifactStorage } from "../../src/services/storage/storage";
 import { eventually } from "../support/worker/client";
@@ -86,7 +87,7 @@ describe("enqueueRunnerJob through the real queue", () => {
     expect((await postCallback(JSON.stringify(result))).status).toBe(200);
 
     const [told] = await eventually(() => notified.get(id));
-    expect(told).toMatchObject({ id, kind: "prepare", owner, status: "SUCCEEDED", result });
+    expect(told).toMatchObject({ id, kind: "prepare", owner, status: "SUCCEEDED", result: summarizeResult(result) });
     expect(await (await artifactStorage(env).get(told!.keys.environment))?.text()).toBe("env tarball");
     expect(await (await artifactStorage(env).get(told!.keys.junit))?.text()).toBe("<testsuites/>");
   });

@@ -7,7 +7,7 @@ import { summarizeResult, type RunnerCallback } from "../../src/domain/runner-ca
 import { DISPATCH_ATTEMPTS, runnerJobKeys, type RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { DISPATCH_WINDOW_MS, RUN_SWEEP_MARGIN_MS } from "../../src/domain/runs";
 import worker from "../../src/index";
-import type { RunnerQueueMessage } from "../../src/queues/runner-jobs";
+import type { RunnerQueueMessage } from "../../src/queues/messages";
 import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
@@ -79,8 +79,11 @@ async function getRun(user: TestUser, attemptId: string, runId: string, query = 
   return (await res.json()) as RunJson;
 }
 
+// A run's job is owned by `{attempt_id}/{run_id}`; run ids are unique, so the run id alone finds it.
 const jobOf = (runId: string) =>
-  env.DB.prepare("SELECT id, status, reason, dispatched_at FROM runner_jobs WHERE owner_type = 'run' AND owner_id = ?").bind(runId).first<JobRow>();
+  env.DB.prepare("SELECT id, status, reason, dispatched_at FROM runner_jobs WHERE owner_type = 'run' AND owner_id LIKE ?")
+    .bind(`%/${runId}`)
+    .first<JobRow>();
 
 /** The run's job, once the (fake) runner has been handed it. */
 async function dispatchedJob(runId: string): Promise<JobRow> {
@@ -164,7 +167,7 @@ describe("POST /attempts/{id}/runs", () => {
     const spec = await (await env.BUCKET.get(runnerJobKeys(job.id).spec))!.json<RunnerJobSpec>();
     expect(spec).toEqual({
       kind: "test",
-      owner: { owner_type: "run", owner_id: run.id },
+      owner: { owner_type: "run", owner_id: `${attemptId}/${run.id}` },
       schedule: { attempt_id: attemptId, org_id: task.organizationId },
       snapshot: { key: `tasks/${task.id}/snapshot.tar.gz`, sha256: task.snapshotSha256 },
       environment: null,

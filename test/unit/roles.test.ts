@@ -12,7 +12,7 @@ describe("role order", () => {
 });
 
 describe("a caller's role in an organization", () => {
-  const interviewerOfA: Viewer = { role: "interviewer", orgId: "a" };
+  const interviewerOfA: Viewer = { userId: "usr_1", role: "interviewer", orgId: "a" };
 
   it("is the token's role in the organization the token names, whatever is stored", () => {
     expect(roleIn(interviewerOfA, "a", null)).toBe("interviewer");

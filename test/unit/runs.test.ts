@@ -4,6 +4,8 @@ import {
   DISPATCH_WINDOW_MS,
   inFlightRefusal,
   newRunId,
+  parseRunOwnerId,
+  runOwnerId,
   RUN_LIMITS,
   RUN_SWEEP_MARGIN_MS,
   runFiles,
@@ -96,7 +98,7 @@ describe("what a run includes", () => {
     const run = { id: "run_1", attempt_id: "att_1", timeout_seconds: 30 };
     expect(runJobSpec(run, task, files)).toEqual({
       kind: "test",
-      owner: { owner_type: "run", owner_id: "run_1" },
+      owner: { owner_type: "run", owner_id: "att_1/run_1" },
       schedule: { attempt_id: "att_1", org_id: "acme" },
       snapshot: { key: "tasks/task_1/snapshot.tar.gz", sha256: "a".repeat(64) },
       environment: { key: "runner-jobs/job_1/environment.tar.gz", sha256: "b".repeat(64) },
@@ -129,6 +131,17 @@ describe("what a run includes", () => {
   it("run ids are opaque and unique", () => {
     expect(newRunId()).toMatch(/^run_[0-9a-f]{32}$/);
     expect(newRunId()).not.toBe(newRunId());
+  });
+});
+
+describe("the owner of a run's job", () => {
+  it("names the attempt beside the run, so the job's completion needs no lookup", () => {
+    expect(runOwnerId("att_1", "run_1")).toBe("att_1/run_1");
+    expect(parseRunOwnerId(runOwnerId("att_1", "run_1"))).toEqual({ attemptId: "att_1", runId: "run_1" });
+  });
+
+  it.each(["run_1", "att_1/", "/run_1", "att_1/run_1/x", ""])("reads %j as no run's owner", (ownerId) => {
+    expect(parseRunOwnerId(ownerId)).toBeUndefined();
   });
 });
 

@@ -24,7 +24,7 @@ export const runnerJobs = sqliteTable(
     updatedAt: timestamp("updated_at"),
     dispatchedAt: text("dispatched_at"),
     finishedAt: text("finished_at"),
-    /** When the owner's completion handler ran; null while it is still owed. */
+    /** When the owner's job-finished handler ran; null while it is still owed. */
     notifiedAt: text("notified_at"),
   },
   (t) => [index("runner_jobs_owner_idx").on(t.ownerType, t.ownerId)],

@@ -5,7 +5,7 @@ import { attempts } from "./attempts";
 /**
  * Candidate test runs, as their attempt's AttemptDO writes them through for lists. The
  * object is the only writer and the authority; this row may trail it briefly. Whether a
- * queued run is RUNNING is read from its runner job (owner `run`, owner id the run's id).
+ * queued run is RUNNING is read from its runner job (owner `run`, owner id `{attempt_id}/{run_id}`).
  */
 export const runs = sqliteTable(
   "runs",

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import type { Mailer } from "./mailer";
+import type { Mailer } from "./types";
 import { postJson } from "./post-json";
 
 /**

@@ -1,7 +1,7 @@
 import { outboxFileName, type OutboxRecord } from "../../domain/outbox";
 import type { Env } from "../../env";
 import { artifactStorage } from "../storage/storage";
-import type { Mailer } from "./mailer";
+import type { Mailer } from "./types";
 import { postJson } from "./post-json";
 
 /**

@@ -5,7 +5,6 @@ import {
   finishRunnerJob,
   insertRunnerJob,
   markDispatched,
-  markNotified,
   type RunnerJobRow,
 } from "../../db/runner-jobs";
 import { summarizeResult, type RunnerCallback } from "../../domain/runner-callback";
@@ -18,11 +17,8 @@ import {
   type RunnerJobStatus,
 } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
-import { HttpError } from "../../http/errors";
-import { log } from "../log";
 import { artifactStorage } from "../storage/storage";
 import { postRunnerJob, type DispatchResult } from "./client";
-import { runnerJobHandler } from "./completion";
 
 export const RUNNER_CALLBACK_PATH = "/api/v1/internal/runner/callback";
 
@@ -39,8 +35,8 @@ const UPLOAD_MAX_BYTES = {
 const JSON_TYPE = { contentType: "application/json" };
 
 /**
- * Creates a runner job and queues its dispatch; the owner's completion handler
- * (`onRunnerJobFinished`) is called once the job has a final status.
+ * Creates a runner job and queues its dispatch; once the job has a final status its owner's
+ * job-finished handler (flows/job-finished.ts) is called.
  */
 export async function enqueueRunnerJob(env: Env, spec: RunnerJobSpec): Promise<{ id: string }> {
   const id = newRunnerJobId();
@@ -87,7 +83,7 @@ export async function dispatchRunnerJob(env: Env, job: RunnerJobRow): Promise<Di
   return result;
 }
 
-/** Queues the owner's notification; the consumer runs the handler at least once. */
+/** Queues the call of the owner's job-finished handler; the consumer makes it at least once. */
 export async function requestNotification(env: Env, jobId: string): Promise<void> {
   await env.RUNNER_JOBS.send({ type: "notify", job_id: jobId });
 }
@@ -105,6 +101,9 @@ export async function giveUpRunnerJob(env: Env, jobId: string, reason: string): 
   }
 }
 
+/** Why a runner's result was not taken: no such job, or a job of another kind. */
+export type RecordRefusal = { refused: "unknown_job" | "kind_mismatch"; detail: string };
+
 /**
  * Stores a runner's result on its job exactly once. A repeated or late result (the job is
  * already final) changes nothing; `recorded` says whether this one was stored.
@@ -112,15 +111,15 @@ export async function giveUpRunnerJob(env: Env, jobId: string, reason: string): 
 export async function recordRunnerResult(
   env: Env,
   result: RunnerCallback,
-): Promise<{ status: RunnerJobStatus; recorded: boolean }> {
+): Promise<{ status: RunnerJobStatus; recorded: boolean } | RecordRefusal> {
   const db = database(env.DB);
   const job = await findRunnerJob(db, result.job_id);
-  if (!job) throw HttpError.notFound(`No runner job ${result.job_id}`);
+  if (!job) return { refused: "unknown_job", detail: `No runner job ${result.job_id}` };
   if (job.kind !== result.kind) {
-    throw HttpError.conflict(`Runner job ${job.id} is a ${job.kind} job, not ${result.kind}`);
+    return { refused: "kind_mismatch", detail: `Runner job ${job.id} is a ${job.kind} job, not ${result.kind}` };
   }
   if (isFinalStatus(job.status)) {
-    // Heals a notification whose queueing failed after the status was stored.
+    // Heals a call of the owner's handler whose queueing failed after the status was stored.
     if (!job.notifiedAt) await requestNotification(env, job.id);
     return { status: job.status, recorded: false };
   }
@@ -133,30 +132,4 @@ export async function recordRunnerResult(
   }
   const now = await findRunnerJob(db, job.id);
   return { status: now?.status ?? result.status, recorded: false };
-}
-
-/** Runs the owner's completion handler for a final job, unless it already ran. */
-export async function notifyOwner(env: Env, jobId: string): Promise<void> {
-  const db = database(env.DB);
-  const job = await findRunnerJob(db, jobId);
-  if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
-  const handler = runnerJobHandler(job.ownerType);
-  if (!handler) {
-    log("warn", "runner job: no completion handler", { job_id: jobId, owner_type: job.ownerType });
-    return;
-  }
-  const keys = runnerJobKeys(jobId);
-  // Only a result that won the row counts: a late callback that raced the Worker's give-up may still have written one.
-  const stored = job.result ? await artifactStorage(env).get(keys.result) : null;
-  if (job.result && !stored) throw new Error(`runner job ${jobId} is missing its result at ${keys.result}`);
-  await handler(env, {
-    id: job.id,
-    kind: job.kind,
-    owner: { owner_type: job.ownerType, owner_id: job.ownerId },
-    status: job.status,
-    reason: job.reason,
-    result: stored ? await stored.json<RunnerCallback>() : null,
-    keys,
-  });
-  await markNotified(db, jobId);
 }

@@ -1,4 +1,4 @@
-import { constantTimeEqual, hmacSha256Hex } from "../hmac";
+import { constantTimeEqual, hmacSha256Hex } from "../../lib/hmac";
 
 // The runner's names and window (sandbox-runner/src/signing.ts); both directions sign alike.
 export const TIMESTAMP_HEADER = "X-Assay-Timestamp";

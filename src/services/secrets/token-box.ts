@@ -1,12 +1,10 @@
+import type { SealedToken } from "../../db/repohost-tokens";
+
 /**
  * Encryption at rest for third-party tokens (repo host tokens): AES-256-GCM with a key derived
  * by HKDF from the TOKEN_ENCRYPTION_KEY secret, a random 96-bit IV per token, and the owner
  * bound in as associated data so a ciphertext copied to another row does not decrypt.
  */
-export interface SealedToken {
-  ciphertext: string;
-  iv: string;
-}
 
 const enc = new TextEncoder();
 const keys = new Map<string, Promise<CryptoKey>>();

@@ -1,5 +1,4 @@
-import { HttpError } from "../../http/errors";
-import { constantTimeEqual, hmacSha256Hex } from "../hmac";
+import { constantTimeEqual, hmacSha256Hex } from "../../lib/hmac";
 import type { SignedMethod, UrlSigner } from "./signer";
 
 /** Path of the route that serves Worker-signed URLs; the object key follows, as one encoded segment. */
@@ -35,14 +34,14 @@ export function workerUrlSigner(baseUrl: string, secret: string): UrlSigner {
 }
 
 /**
- * 403 unless the URL's signature matches and it has not expired. The signature is checked
- * first, so a URL with an edited expiry says "signature", never "expired".
+ * Why a signed URL is refused, or undefined when its signature matches and it has not
+ * expired. The signature is checked first, so a URL with an edited expiry says "signature",
+ * never "expired".
  */
-export async function verifyStorageUrl(secret: string, params: SignedUrlParams, sig: string, now = Date.now()): Promise<void> {
+export async function storageUrlProblem(secret: string, params: SignedUrlParams, sig: string, now = Date.now()): Promise<string | undefined> {
   if (!constantTimeEqual(await hmacSha256Hex(secret, canonical(params)), sig)) {
-    throw HttpError.forbidden("The URL's signature does not match; use the URL exactly as it was issued");
+    return "The URL's signature does not match; use the URL exactly as it was issued";
   }
-  if (now / 1000 > params.expires) {
-    throw HttpError.forbidden(`The URL expired at ${new Date(params.expires * 1000).toISOString()}; ask for a new one`);
-  }
+  if (now / 1000 > params.expires) return `The URL expired at ${new Date(params.expires * 1000).toISOString()}; ask for a new one`;
+  return undefined;
 }

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { TaskStatus } from "../../../src/domain/tasks";
+import { attemptObject } from "../../../src/durable/attempt/object";
 import { call, sessionToken, uniqueSubject } from "./client";
 import { insertReadyTask } from "./tasks";
 
@@ -95,7 +96,7 @@ export async function openIdeSession(user: TestUser, attemptId: string, body: Re
 }
 
 export function attemptStub(attemptId: string) {
-  return env.ATTEMPTS.get(env.ATTEMPTS.idFromName(attemptId));
+  return attemptObject(env, attemptId);
 }
 
 /** Moves an attempt's deadline into the past (or to `at`), as if its time had run out. */

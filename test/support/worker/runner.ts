@@ -2,21 +2,22 @@ import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { database } from "../../../src/db/client";
 import { insertRunnerJob } from "../../../src/db/runner-jobs";
+import type { FinishedRunnerJob } from "../../../src/domain/runner-callback";
 import { newRunnerJobId, RUNNER_JOB_OWNER_TYPES, runnerJobKeys, type RunnerJobSpec } from "../../../src/domain/runner-jobs";
-import { onRunnerJobFinished, type FinishedRunnerJob } from "../../../src/services/runner/completion";
+import { jobFinishedHandlers } from "../../../src/flows/job-finished";
 import { hasRunnerSignature } from "./runner-callbacks";
 
 export { callbackFor, hasRunnerSignature, postCallback, runnerHeaders } from "./runner-callbacks";
 
-/** Every completion-handler call, by job id; handlers are registered for every owner type. */
+/** Every job-finished handler call, by job id; these handlers replace every owner type's. */
 export const notified = new Map<string, FinishedRunnerJob[]>();
 /** Owner ids whose handler throws once, then succeeds. */
 export const failOnce = new Set<string>();
 for (const ownerType of RUNNER_JOB_OWNER_TYPES) {
-  onRunnerJobFinished(ownerType, async (_env, job) => {
+  jobFinishedHandlers[ownerType] = async (_env, job) => {
     if (failOnce.delete(job.owner.owner_id)) throw new Error("handler failed on purpose");
     notified.set(job.id, [...(notified.get(job.id) ?? []), job]);
-  });
+  };
 }
 
 /** A queued job with its spec in R2, as enqueueRunnerJob leaves it, but with no queue message. */

@@ -1,29 +1,17 @@
-import { and, eq, inArray } from "drizzle-orm";
-import { database, type Database } from "../../db/client";
-import { tasks } from "../../db/schema";
-import { findTask, type TaskRow } from "../../db/tasks";
+import { database } from "../../db/client";
+import { advanceTask, findTask, type TaskRow } from "../../db/tasks";
 import { binaryContentPaths, completeBinaryPatches } from "../../domain/patch-binary";
 import { checkPrSize, checkSplit, PR_LIMITS, splitPatch } from "../../domain/patch-split";
 import { stepOwnerId } from "../../domain/runner-jobs";
-import { detectLanguage, taskKeys, type TaskStatus } from "../../domain/tasks";
+import { detectLanguage, taskKeys } from "../../domain/tasks";
 import type { Env } from "../../env";
-import { RepoHostError } from "../repohost/errors";
-import { enqueueRunnerJob } from "../runner/jobs";
-import { artifactStorage } from "../storage/storage";
-import { repoHostFor } from "./repo-hosts";
+import { RepoHostError } from "../../services/repohost/errors";
+import { enqueueRunnerJob } from "../../services/runner/jobs";
+import { artifactStorage } from "../../services/storage/storage";
+import { repoHostFor } from "../../services/repohost/hosts";
 
 /** A failure the task ends on, with a reason a person can act on. */
 export class TaskImportFailure extends Error {}
-
-const UNFINISHED: TaskStatus[] = ["IMPORTING", "PREPARING", "VALIDATING"];
-
-/** Ends an unfinished task as FAILED; a finished one is left as it is (at-least-once delivery). */
-export async function failTask(db: Database, taskId: string, reason: string): Promise<void> {
-  await db
-    .update(tasks)
-    .set({ status: "FAILED", failureReason: reason, updatedAt: new Date().toISOString() })
-    .where(and(eq(tasks.id, taskId), inArray(tasks.status, UNFINISHED)));
-}
 
 /** The person-facing reason for a repo host failure that retrying will not fix. */
 export function repoHostFailureReason(e: RepoHostError, task: TaskRow): string {
@@ -110,21 +98,18 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
     patches: [testPatch],
     test: { framework: "auto" },
   });
-  await db
-    .update(tasks)
-    .set({
-      status: "PREPARING",
-      title: pr.title.slice(0, 300),
-      prTitle: pr.title,
-      prBody: pr.body ?? "",
-      baseSha: pr.base.sha,
-      headSha: pr.head.sha,
-      language: detectLanguage(sourcePaths) ?? detectLanguage(testFiles),
-      testFiles: [...new Set(testFiles)],
-      snapshotSha256: snapshot.sha256,
-      prepareJobId: job.id,
-      preparingAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    })
-    .where(and(eq(tasks.id, taskId), eq(tasks.status, "IMPORTING")));
+  await advanceTask(db, taskId, "IMPORTING", {
+    status: "PREPARING",
+    title: pr.title.slice(0, 300),
+    prTitle: pr.title,
+    prBody: pr.body ?? "",
+    baseSha: pr.base.sha,
+    headSha: pr.head.sha,
+    language: detectLanguage(sourcePaths) ?? detectLanguage(testFiles),
+    testFiles: [...new Set(testFiles)],
+    snapshotSha256: snapshot.sha256,
+    prepareJobId: job.id,
+    preparingAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+  });
 }

@@ -1,16 +1,15 @@
-import { and, eq } from "drizzle-orm";
 import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
-import { scores } from "../../db/schema";
-import { findScore, updateScoring } from "../../db/scores";
+import { claimFailedRound, findScore, updateScoring } from "../../db/scores";
 import { findTask } from "../../db/tasks";
+import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId } from "../../domain/runner-jobs";
 import { hiddenTestFiles, SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
 import { bytesToBase64 } from "../../domain/overlay";
-import { attemptObject } from "../../durable/attempt";
+import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
-import type { FinishedRunnerJob } from "../runner/completion";
-import { readRunnerResult } from "../runner/jobs";
+
+import { readRunnerResult } from "../../services/runner/jobs";
 import { buildReport, hiddenRunOf } from "./report";
 import { runScoringJobs } from "./start";
 
@@ -21,7 +20,7 @@ import { runScoringJobs } from "./start";
  * failed for reasons outside the candidate's code it starts another round, up to SCORING_TRIES,
  * then records the failure. Runs at least once per job; every step is conditional.
  */
-export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
+export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
   const owner = parseStepOwnerId(job.owner.owner_id, SCORING_STEPS);
   if (!owner) return;
   const db = database(env.DB);
@@ -41,14 +40,7 @@ export async function onScoringJobFinished(env: Env, job: FinishedRunnerJob): Pr
   const infrastructure = [hidden, workspace].filter((j) => j.status === "ERROR");
   if (infrastructure.length > 0) {
     const reasons = infrastructure.map((j) => j.reason ?? "unknown").join("; ");
-    // Only one of the two handlers may start the next round: the one that clears this round.
-    const claimed = await db
-      .update(scores)
-      .set({ hiddenJobId: null, workspaceJobId: null, reason: reasons, updatedAt: new Date().toISOString() })
-      .where(and(eq(scores.id, score.id), eq(scores.status, "scoring"), eq(scores.hiddenJobId, score.hiddenJobId)))
-      .returning({ id: scores.id })
-      .all();
-    if (claimed.length === 0) return;
+    if (!(await claimFailedRound(db, score.id, score.hiddenJobId, reasons))) return;
     if (score.tries < SCORING_TRIES) return runScoringJobs(env, score.id, score.attemptId);
     await updateScoring(db, score.id, {
       status: "failed",

@@ -1,16 +1,13 @@
-import { and, eq } from "drizzle-orm";
 import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
-import { tasks } from "../../db/schema";
-import { findTask, type TaskRow } from "../../db/tasks";
+import { advanceTask, failTask, findTask, type TaskRow } from "../../db/tasks";
+import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId, stepOwnerId, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
 import { taskKeys, VALIDATION_STEPS } from "../../domain/tasks";
 import { computeTestOutcomes, type TestResult } from "../../domain/test-outcomes";
 import type { Env } from "../../env";
-import type { FinishedRunnerJob } from "../runner/completion";
-import { enqueueRunnerJob, readRunnerResult } from "../runner/jobs";
-import { artifactStorage } from "../storage/storage";
-import { failTask } from "./import";
+import { enqueueRunnerJob, readRunnerResult } from "../../services/runner/jobs";
+import { artifactStorage } from "../../services/storage/storage";
 
 const FRAMEWORKS = ["node-test", "pytest"] as const;
 
@@ -67,22 +64,18 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
     owner: { owner_type: "task_validation", owner_id: stepOwnerId(task.id, "solution") },
     patches: [testPatch, solutionPatch],
   });
-  await db
-    .update(tasks)
-    .set({
-      status: "VALIDATING",
-      testFramework: framework,
-      testCommand: job.result.command,
-      environmentKey: environment?.key ?? null,
-      environmentSha256: environment?.sha256 ?? null,
-      baseRunJobId: base.id,
-      solutionRunJobId: solution.id,
-      validatingAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    })
-    .where(and(eq(tasks.id, task.id), eq(tasks.status, "PREPARING")));
+  await advanceTask(db, task.id, "PREPARING", {
+    status: "VALIDATING",
+    testFramework: framework,
+    testCommand: job.result.command,
+    environmentKey: environment?.key ?? null,
+    environmentSha256: environment?.sha256 ?? null,
+    baseRunJobId: base.id,
+    solutionRunJobId: solution.id,
+    validatingAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+  });
 }
-
 
 /**
  * One of the two validation runs ended. Whichever handler sees both final decides; both may,
@@ -110,14 +103,17 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   const outcomes = computeTestOutcomes((baseResult?.tests ?? []) as TestResult[], solutionResult.tests as TestResult[]);
   if (!outcomes.verdict.ready) return failTask(db, task.id, outcomes.verdict.reason);
   const now = new Date().toISOString();
-  await db
-    .update(tasks)
-    .set({ status: "READY", failToPass: outcomes.failToPass, passToPass: outcomes.passToPass, readyAt: now, updatedAt: now })
-    .where(and(eq(tasks.id, task.id), eq(tasks.status, "VALIDATING")));
+  await advanceTask(db, task.id, "VALIDATING", {
+    status: "READY",
+    failToPass: outcomes.failToPass,
+    passToPass: outcomes.passToPass,
+    readyAt: now,
+    updatedAt: now,
+  });
 }
 
 /** Completion handler of the runner jobs of a task's validation (owner type `task_validation`). */
-export async function onTaskValidationJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
+export async function validationJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
   const owner = parseStepOwnerId(job.owner.owner_id, VALIDATION_STEPS);
   if (!owner) return;
   const task = await findTask(database(env.DB), owner.id);

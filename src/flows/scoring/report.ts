@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
 import { database } from "../../db/client";
-import { runs } from "../../db/schema";
+import { runTimeline } from "../../db/runs";
 import type { TaskRow } from "../../db/tasks";
 import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import { classifyPath } from "../../domain/patch-rules";
@@ -27,10 +26,10 @@ import {
 import type { ScoringJobFiles } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import type { TestResult } from "../../domain/test-outcomes";
-import { attemptObject } from "../../durable/attempt";
+import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
-import { readTarFiles } from "../repohost/tar";
-import { artifactStorage } from "../storage/storage";
+import { readTarFiles } from "../../services/repohost/tar";
+import { artifactStorage } from "../../services/storage/storage";
 
 export interface ScoreReport {
   score_id: string;
@@ -111,7 +110,7 @@ export async function buildReport(
     changedFiles(env, task, attempt.id),
     object.submissionPayload(),
     object.overlay(),
-    database(env.DB).select({ created_at: runs.createdAt, status: runs.status }).from(runs).where(eq(runs.attemptId, attempt.id)).all(),
+    runTimeline(database(env.DB), attempt.id),
   ]);
   // RPC types the payload's free-form behavior_signals away; it is the object's own SubmissionPayload.
   const payload = rawPayload as SubmissionPayload | null;

@@ -2,8 +2,8 @@ import { findRepohostToken } from "../../db/repohost-tokens";
 import type { Database } from "../../db/client";
 import { parseEnterpriseHost } from "../../domain/pr-url";
 import type { Env } from "../../env";
-import { GitHubRepoHost, type RepoTarget } from "../repohost/github";
-import type { RepoHost } from "../repohost/repo-host";
+import { GitHubRepoHost, type RepoTarget } from "./github";
+import type { RepoHost } from "./repo-host";
 import { openToken } from "../secrets/token-box";
 
 /** GitHub Enterprise origins PR URLs may name besides github.com (REPOHOST_ENTERPRISE_HOSTS, comma-separated). */

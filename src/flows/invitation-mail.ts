@@ -1,10 +1,11 @@
-import { database } from "../../db/client";
-import { countDeliveryAttempt, findInvitation, recordDelivery } from "../../db/invitations";
-import { renderInvitationEmail } from "../../domain/invitation-email";
-import { acceptanceLink, hashInviteToken, invitationStatus } from "../../domain/invitations";
-import type { Env } from "../../env";
-import type { EmailQueueMessage } from "../../queues/email";
-import { mailer, type SendResult } from "./mailer";
+import { database } from "../db/client";
+import { countDeliveryAttempt, findInvitation, recordDelivery } from "../db/invitations";
+import { renderInvitationEmail } from "../domain/invitation-email";
+import { acceptanceLink, hashInviteToken, invitationStatus } from "../domain/invitations";
+import type { Env } from "../env";
+import type { EmailQueueMessage } from "../queues/messages";
+import { mailer } from "../services/email/mailer";
+import type { SendResult } from "../services/email/types";
 
 /**
  * Queues the e-mail of an invitation's current token. The token travels in the message

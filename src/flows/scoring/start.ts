@@ -1,16 +1,14 @@
 import { database } from "../../db/client";
-import { latestScore, updateScoring } from "../../db/scores";
-import { scores } from "../../db/schema";
+import { insertScore, latestScore, updateScoring } from "../../db/scores";
 import { findTask } from "../../db/tasks";
 import { bytesToBase64 } from "../../domain/overlay";
-import { RUBRIC_VERSION } from "../../domain/scoring";
 import { stepOwnerId } from "../../domain/runner-jobs";
 import { hiddenTestFiles, RUNNABLE_TEST_FILE, scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
-import { attemptObject } from "../../durable/attempt";
+import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
-import { enqueueRunnerJob } from "../runner/jobs";
-import { artifactStorage } from "../storage/storage";
+import { enqueueRunnerJob } from "../../services/runner/jobs";
+import { artifactStorage } from "../../services/storage/storage";
 
 /** Scoring cannot start and retrying will not change that: the attempt shows why. */
 export class ScoringStartError extends Error {
@@ -35,8 +33,7 @@ export async function startScoring(env: Env, attemptId: string, rescore: boolean
     scoreId = latest.id;
   } else {
     if (latest && !rescore) return;
-    scoreId = `scr_${crypto.randomUUID().replaceAll("-", "")}`;
-    await db.insert(scores).values({ id: scoreId, attemptId, status: "scoring", rubricVersion: RUBRIC_VERSION });
+    scoreId = await insertScore(db, attemptId, { status: "scoring" });
   }
   await runScoringJobs(env, scoreId, attemptId);
 }
@@ -93,13 +90,6 @@ export async function recordStartFailure(env: Env, attemptId: string, reason: st
   if (latest?.status === "scoring") {
     await updateScoring(db, latest.id, { status: "failed", reason, completedAt });
   } else if (!latest) {
-    await db.insert(scores).values({
-      id: `scr_${crypto.randomUUID().replaceAll("-", "")}`,
-      attemptId,
-      status: "failed",
-      reason,
-      rubricVersion: RUBRIC_VERSION,
-      completedAt,
-    });
+    await insertScore(db, attemptId, { status: "failed", reason, completedAt });
   }
 }

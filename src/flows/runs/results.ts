@@ -2,8 +2,8 @@ import type { RunnerCallback } from "../../domain/runner-callback";
 import { runnerJobKeys } from "../../domain/runner-jobs";
 import type { RunSummary } from "../../domain/runs";
 import type { Env } from "../../env";
-import { readRunnerResult } from "../runner/jobs";
-import { artifactStorage } from "../storage/storage";
+import { readRunnerResult } from "../../services/runner/jobs";
+import { artifactStorage } from "../../services/storage/storage";
 
 /** Presigned downloads of a finished run's JUnit XML and log; null for an artifact the runner did not upload. */
 export interface RunArtifacts {

@@ -1,0 +1,139 @@
+import { database } from "../../db/client";
+import { findRunnerJob } from "../../db/runner-jobs";
+import { accept, stateRefusal, type Outcome } from "../../domain/attempts";
+import { isFinalStatus, type OverlayFile } from "../../domain/runner-jobs";
+import {
+  inFlightRefusal,
+  runFiles,
+  runSummary,
+  runSweepAt,
+  sweepReason,
+  unknownPathIssues,
+  type RunOutcome,
+  type RunRecord,
+} from "../../domain/runs";
+import type { Env } from "../../env";
+import { log } from "../../lib/log";
+import { giveUpRunnerJob } from "../../services/runner/jobs";
+import { currentAttempt, iso, readOverlayContents, toRunRecord, type RunRow } from "./storage";
+import { RETRY_BY_ALARM_MS } from "./sync";
+import type { NewRun, StoredRun } from "./types";
+
+// The attempt's test runs in the object's storage. Every function but sweepDueRuns is
+// synchronous, so the AttemptDO can check and change runs within one step of its input gate.
+
+/**
+ * Checks a new run against the attempt's state, its overlay and the bound on runs in flight,
+ * and stores it queued with its first sweep; returns it with the runner's files.
+ */
+export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcome<{ record: RunRecord; files: OverlayFile[] }> {
+  const attempt = currentAttempt(sql);
+  const refusal = stateRefusal("run", attempt);
+  if (refusal) return { ok: false, refusal };
+  const overlay = readOverlayContents(sql).map((e) => ({ path: e.path, op: e.op, content: e.content === null ? null : new Uint8Array(e.content) }));
+  const issues = unknownPathIssues(init.changed_files, new Set(overlay.map((e) => e.path)));
+  if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+  const { n } = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'queued'").one();
+  const busy = inFlightRefusal(attempt.id, n);
+  if (busy) return { ok: false, refusal: busy };
+  const at = iso(nowMs);
+  const record: RunRecord = {
+    id: init.id,
+    attempt_id: attempt.id,
+    status: "queued",
+    changed_files: [...new Set(init.changed_files)],
+    timeout_seconds: init.timeout_seconds,
+    created_at: at,
+    updated_at: at,
+    finished_at: null,
+    reason: null,
+    result: null,
+  };
+  sql.exec(
+    `INSERT INTO runs (id, status, changed_files, timeout_seconds, created_at, updated_at, sweep_at, version, synced_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1)`,
+    record.id,
+    record.status,
+    JSON.stringify(record.changed_files),
+    record.timeout_seconds,
+    at,
+    at,
+    runSweepAt(record, null),
+  );
+  return accept({ record, files: runFiles(overlay, record.changed_files) });
+}
+
+/** Forgets a reserved run that never reached D1. */
+export function deleteRun(sql: SqlStorage, runId: string): void {
+  sql.exec("DELETE FROM runs WHERE id = ?", runId);
+}
+
+/** Records the runner job of a reserved run; a run that has one already keeps it. */
+export function setRunJob(sql: SqlStorage, runId: string, jobId: string): void {
+  sql.exec("UPDATE runs SET job_id = ? WHERE id = ? AND job_id IS NULL", jobId, runId);
+}
+
+export function readStoredRun(sql: SqlStorage, runId: string): StoredRun | null {
+  const row = sql.exec<RunRow>("SELECT * FROM runs WHERE id = ?", runId).toArray()[0];
+  return row ? { record: toRunRecord(row, currentAttempt(sql).id), job_id: row.job_id } : null;
+}
+
+/** Gives a run still in flight its final status; true when this call did. */
+export function finishQueuedRun(sql: SqlStorage, runId: string, jobId: string | null, outcome: RunOutcome): boolean {
+  const at = iso(Date.now());
+  const { rowsWritten } = sql.exec(
+    `UPDATE runs SET status = ?, reason = ?, result = ?, finished_at = ?, updated_at = ?, job_id = coalesce(job_id, ?),
+       sweep_at = NULL, version = version + 1
+     WHERE id = ? AND status = 'queued'`,
+    outcome.status,
+    outcome.reason,
+    outcome.result === null ? null : JSON.stringify(outcome.result),
+    at,
+    at,
+    jobId,
+    runId,
+  );
+  return rowsWritten > 0;
+}
+
+/**
+ * Runs whose sweep time has come. A run whose job has ended is recorded from the job (its
+ * completion message may still be on its way); one the runner has not answered for within
+ * its bound is given up, which ends its job ERROR; any other waits for the job's own bound.
+ */
+export async function sweepDueRuns(env: Env, sql: SqlStorage, nowMs: number): Promise<void> {
+  const due = sql.exec<RunRow>("SELECT * FROM runs WHERE status = 'queued' AND sweep_at <= ?", nowMs).toArray();
+  for (const run of due) {
+    try {
+      await sweepRun(env, sql, run, nowMs);
+    } catch (e) {
+      log("error", "attempt: run sweep failed, retrying by alarm", { run_id: run.id, error: String(e) });
+      sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", nowMs + RETRY_BY_ALARM_MS, run.id);
+    }
+  }
+}
+
+async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): Promise<void> {
+  if (run.job_id === null) {
+    // The object stopped between storing the run and queuing its job.
+    finishQueuedRun(sql, run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
+    return;
+  }
+  const db = database(env.DB);
+  let job = await findRunnerJob(db, run.job_id);
+  if (job && !isFinalStatus(job.status)) {
+    const record = toRunRecord(run, currentAttempt(sql).id);
+    const sweepAt = runSweepAt(record, job.dispatchedAt);
+    if (sweepAt > nowMs) {
+      sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", sweepAt, run.id);
+      return;
+    }
+    await giveUpRunnerJob(env, job.id, sweepReason(record, job.dispatchedAt));
+    job = await findRunnerJob(db, job.id);
+  }
+  if (!job) {
+    finishQueuedRun(sql, run.id, run.job_id, { status: "ERROR", reason: `its runner job ${run.job_id} is missing`, result: null });
+  } else if (isFinalStatus(job.status)) {
+    finishQueuedRun(sql, run.id, job.id, { status: job.status, reason: job.reason, result: job.result && runSummary(job.result) });
+  }
+}

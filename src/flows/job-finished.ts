@@ -1,0 +1,39 @@
+import { database } from "../db/client";
+import { findRunnerJob, markNotified } from "../db/runner-jobs";
+import type { FinishedRunnerJob } from "../domain/runner-callback";
+import { isFinalStatus, runnerJobKeys, type RunnerJobOwnerType } from "../domain/runner-jobs";
+import type { Env } from "../env";
+import { runJobFinished } from "./runs/job-finished";
+import { scoringJobFinished } from "./scoring/job-finished";
+import { validationJobFinished } from "./task-import/job-finished";
+
+/**
+ * Called at least once after a job reaches its final status, from the queue consumer, never
+ * from the runner's callback request. It must be idempotent; throwing retries it later.
+ */
+export type JobFinishedHandler = (env: Env, job: FinishedRunnerJob) => Promise<void>;
+
+/** The job-finished handler of each owner type of runner jobs. */
+export const jobFinishedHandlers: Record<RunnerJobOwnerType, JobFinishedHandler> = {
+  task_validation: validationJobFinished,
+  run: runJobFinished,
+  scoring: scoringJobFinished,
+};
+
+/** Calls the owner's job-finished handler for a final job, unless it already ran to the end. */
+export async function callJobFinishedHandler(env: Env, jobId: string): Promise<void> {
+  const db = database(env.DB);
+  const job = await findRunnerJob(db, jobId);
+  if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
+  await jobFinishedHandlers[job.ownerType](env, {
+    id: job.id,
+    kind: job.kind,
+    owner: { owner_type: job.ownerType, owner_id: job.ownerId },
+    status: job.status,
+    reason: job.reason,
+    // The row holds only the result that won it; a late callback that lost to the Worker's give-up may still have written R2.
+    result: job.result,
+    keys: runnerJobKeys(jobId),
+  });
+  await markNotified(db, jobId);
+}

@@ -1,0 +1,28 @@
+import { findVisibleAttempt, type AttemptRow } from "../db/attempts";
+import type { Database } from "../db/client";
+import { findVisibleTask } from "../db/tasks";
+import type { Caller } from "./auth";
+import { HttpError } from "./errors";
+
+/** An attempt the caller may see, and as whom; 404 otherwise, so an attempt's existence does not leak. */
+export async function visibleAttempt(db: Database, caller: Caller, attemptId: string) {
+  const found = await findVisibleAttempt(db, caller.viewer, attemptId);
+  if (!found) throw HttpError.notFound(`Attempt ${attemptId} not found`);
+  return found;
+}
+
+/** An attempt the signed-in caller may act on as its candidate: 404 when they cannot see it, 403 for staff. */
+export async function ownAttempt(db: Database, caller: Caller, attemptId: string): Promise<AttemptRow> {
+  const { attempt, audience } = await visibleAttempt(db, caller, attemptId);
+  if (audience !== "candidate") {
+    throw HttpError.forbidden(`Only the candidate of attempt ${attemptId} may do this; you may only read it`);
+  }
+  return attempt;
+}
+
+/** A task the caller may see, and as whom; 404 otherwise, so a task's existence does not leak. */
+export async function visibleTask(db: Database, caller: Caller, taskId: string) {
+  const found = await findVisibleTask(db, caller.viewer, taskId);
+  if (!found) throw HttpError.notFound(`Task ${taskId} not found`);
+  return found;
+}

@@ -1,0 +1,22 @@
+/**
+ * The body of every queue message, one type per queue (wrangler.toml). Producers in every
+ * layer and the consumers here share them, so this file imports nothing above domain/.
+ */
+
+/** `runner-jobs`: `dispatch` hands the job to the runner; `notify` runs its owner's job-finished handler. */
+export type RunnerQueueMessage = { type: "dispatch"; job_id: string } | { type: "notify"; job_id: string };
+
+/** `task-import`: one import step of a task. */
+export interface TaskImportMessage {
+  task_id: string;
+}
+
+/** `scoring`: a submitted attempt to score. */
+export interface ScoringMessage {
+  attempt_id: string;
+  /** An admin's re-score: a new report even when one exists. */
+  rescore?: boolean;
+}
+
+/** `email`: an invitation's e-mail with the raw token of its link, which only the e-mail may carry on. */
+export type EmailQueueMessage = { type: "invitation"; invitation_id: string; token: string };

@@ -1,0 +1,105 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { cruise, type IForbiddenRuleType } from "dependency-cruiser";
+import { afterAll, describe, expect, it } from "vitest";
+
+// `npm test` runs `depcruise` on src/ with .dependency-cruiser.cjs; these tests show that its
+// rules refuse what the architecture forbids (and admit what it allows), on small trees.
+const require = createRequire(import.meta.url);
+const config = require("../../.dependency-cruiser.cjs") as { forbidden: IForbiddenRuleType[] };
+
+const roots: string[] = [];
+afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+/** Violations in a tree of `files` (path → source), as `rule: from → to`. */
+async function violations(files: Record<string, string>): Promise<string[]> {
+  const root = mkdtempSync(path.join(tmpdir(), "assay-layers-"));
+  roots.push(root);
+  for (const [file, source] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), source);
+  }
+  const result = await cruise(["src"], {
+    baseDir: root,
+    validate: true,
+    ruleSet: { forbidden: config.forbidden },
+    tsPreCompilationDeps: true,
+    enhancedResolveOptions: { extensions: [".ts"] },
+  });
+  if (typeof result.output === "string") throw new Error("expected a cruise result object");
+  return result.output.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`);
+}
+
+/** `from` importing `to` (both under src/), with `to` exporting a value. */
+function importing(from: string, to: string, typeOnly = false): Record<string, string> {
+  const spec = path.relative(path.dirname(from), to).replace(/\.ts$/, "");
+  const specifier = spec.startsWith(".") ? spec : `./${spec}`;
+  return {
+    [`src/${to}`]: "export const value = 1;\nexport type Value = number;\n",
+    [`src/${from}`]: typeOnly
+      ? `import type { Value } from "${specifier}";\nexport const used: Value = 1;\n`
+      : `import { value } from "${specifier}";\nexport const used = value;\n`,
+  };
+}
+
+describe("the layering check", () => {
+  it.each([
+    ["lib/ids.ts", "domain/roles.ts"],
+    ["domain/roles.ts", "db/tasks.ts"],
+    ["db/attempts.ts", "http/auth.ts"],
+    ["db/tasks.ts", "services/storage.ts"],
+    ["services/runner.ts", "durable/attempt/object.ts"],
+    ["services/email.ts", "queues/email.ts"],
+    ["services/identity.ts", "http/errors.ts"],
+    ["durable/attempt/object.ts", "flows/scoring.ts"],
+    ["flows/scoring.ts", "routes/scores.ts"],
+    ["flows/invitation-mail.ts", "queues/email.ts"],
+    ["flows/runs.ts", "http/errors.ts"],
+    ["http/auth.ts", "routes/params.ts"],
+    ["queues/scoring.ts", "routes/scores.ts"],
+    ["routes/scores.ts", "queues/scoring.ts"],
+    ["env.ts", "durable/attempt/object.ts"],
+    ["queues/messages.ts", "db/tasks.ts"],
+  ])("refuses %s importing %s", async (from, to) => {
+    expect(await violations(importing(from, to))).toHaveLength(1);
+  });
+
+  it("refuses an upward import that only brings a type", async () => {
+    expect(await violations(importing("db/attempts.ts", "http/auth.ts", true))).toEqual([
+      "db-imports-downward: src/db/attempts.ts → src/http/auth.ts",
+    ]);
+  });
+
+  it.each([
+    ["routes/attempts.ts", "http/errors.ts"],
+    ["routes/attempts.ts", "flows/scoring.ts"],
+    ["routes/attempts.ts", "durable/attempt/object.ts"],
+    ["queues/scoring.ts", "flows/scoring.ts"],
+    ["flows/scoring.ts", "durable/attempt/object.ts"],
+    ["durable/attempt/object.ts", "services/runner.ts"],
+    ["services/runner.ts", "db/runner-jobs.ts"],
+    ["db/tasks.ts", "domain/tasks.ts"],
+    ["domain/tasks.ts", "lib/ids.ts"],
+    ["http/auth.ts", "services/identity.ts"],
+    ["services/runner.ts", "env.ts"],
+    ["durable/attempt/object.ts", "queues/messages.ts"],
+    ["env.ts", "queues/messages.ts"],
+    ["app.ts", "routes/attempts.ts"],
+  ])("admits %s importing %s", async (from, to) => {
+    expect(await violations(importing(from, to))).toEqual([]);
+  });
+
+  it("refuses an import cycle inside one layer, type-only imports included", async () => {
+    const found = await violations({
+      "src/domain/a.ts": 'import type { B } from "./b";\nexport type A = { b?: B };\n',
+      "src/domain/b.ts": 'import type { A } from "./a";\nexport type B = { a?: A };\n',
+    });
+    expect(found).toEqual(["no-circular: src/domain/a.ts → src/domain/b.ts"]);
+  });
+
+  it("refuses a lower layer importing a folder outside the layers", async () => {
+    expect(await violations(importing("domain/tasks.ts", "helpers/strings.ts"))).toHaveLength(1);
+  });
+});
