@@ -7,10 +7,12 @@ import { preflight, withCors } from "./http/cors";
 import { errorResponse, HttpError } from "./http/errors";
 import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
+import { analyticsRoutes } from "./routes/analytics";
 import { attemptRoutes } from "./routes/attempts";
 import { auditEventRoutes } from "./routes/audit-events";
 import { changeRoutes } from "./routes/changes";
 import { docsResponse } from "./routes/docs";
+import { evaluationRoutes } from "./routes/evaluation";
 import { log } from "./lib/log";
 import { GetHealth } from "./routes/health";
 import { ideSessionRoutes } from "./routes/ide-sessions";
@@ -24,6 +26,7 @@ import { runRoutes } from "./routes/runs";
 import { taskRoutes } from "./routes/tasks";
 import { organizationRoutes } from "./routes/organizations";
 import { storageRoutes } from "./routes/storage";
+import { telemetryRoutes } from "./routes/telemetry";
 import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
@@ -32,6 +35,7 @@ const tables: RouteTable[] = [
   meRoutes,
   organizationRoutes,
   auditEventRoutes,
+  analyticsRoutes,
   taskRoutes,
   retakeRoutes,
   repohostRoutes,
@@ -41,7 +45,9 @@ const tables: RouteTable[] = [
   ideSessionRoutes,
   runRoutes,
   scoreRoutes,
+  evaluationRoutes,
   storageRoutes,
+  telemetryRoutes,
   internalRunnerRoutes,
 ];
 

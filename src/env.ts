@@ -1,4 +1,4 @@
-import type { EmailQueueMessage, RunnerQueueMessage, ScoringMessage, TaskImportMessage } from "./queues/messages";
+import type { EmailQueueMessage, RunnerQueueMessage, ScoringMessage, TaskImportMessage, TelemetryMessage } from "./queues/messages";
 
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {
@@ -9,6 +9,8 @@ export interface Env {
   RL_AUTH: RateLimit;
   RL_UPLOAD: RateLimit;
   RL_BURST: RateLimit;
+  /** Telemetry batches per attempt (docs/limits.md, "Telemetry"), keyed by attempt id, not IP. */
+  RL_TELEMETRY: RateLimit;
   RUNNER_JOBS: Queue<RunnerQueueMessage>;
   /**
    * One AttemptDO per attempt (src/durable/attempt/). Untyped here so this file imports no
@@ -17,6 +19,8 @@ export interface Env {
   ATTEMPTS: DurableObjectNamespace;
   /** Submitted attempts to score: `{attempt_id}`. */
   SCORING: Queue<ScoringMessage>;
+  /** IDE telemetry on its way to D1's `telemetry_events`. */
+  TELEMETRY: Queue<TelemetryMessage>;
 
   AUTH_ISSUER: string;
   AUTH_AUDIENCE: string;

@@ -8,6 +8,8 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   attempts: () => import("./attempts"),
   runs: () => import("./runs"),
   runner: () => import("./runner"),
+  telemetry: () => import("./telemetry"),
+  analytics: () => import("./analytics"),
 };
 
 const names = process.argv.slice(2);

@@ -14,6 +14,8 @@ export interface Stack {
   mailUrl: string;
   /** Where the dev mail sink writes the stack's e-mails. */
   outboxDir: string;
+  /** The stack's local D1/R2/DO state, for tools that write to its database directly. */
+  stateDir: string;
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     repohostUrl: `http://127.0.0.1:${repohostPort}`,
     mailUrl: `http://127.0.0.1:${mailPort}`,
     outboxDir: join(stateDir, "outbox"),
+    stateDir,
     async stop() {
       if (alive()) {
         kill("SIGTERM");

@@ -7,3 +7,4 @@ export * from "./schema/invitations";
 export * from "./schema/runs";
 export * from "./schema/scores";
 export * from "./schema/audit";
+export * from "./schema/telemetry";

@@ -1,5 +1,5 @@
 import { and, desc, eq } from "drizzle-orm";
-import { RUBRIC_VERSION } from "../domain/scoring";
+import { RUBRIC_VERSION, type SubscoreName } from "../domain/scoring";
 import { newId } from "../lib/ids";
 import type { Database } from "./client";
 import { scores } from "./schema";
@@ -15,11 +15,30 @@ export async function latestScore(db: Database, attemptId: string): Promise<Scor
   return db.select().from(scores).where(eq(scores.attemptId, attemptId)).orderBy(desc(scores.createdAt), desc(scores.id)).get();
 }
 
-/** A change to a score report still being computed; a finished one is never changed. */
+/** The subscore columns of a report: its `subscores`, copied where analytics reads them without parsing reports. */
+function subscoreColumns(report: Record<string, unknown>) {
+  const subscores = (report.subscores ?? {}) as Partial<Record<SubscoreName, unknown>>;
+  const score = (name: SubscoreName) => {
+    const value = subscores[name];
+    return typeof value === "number" && Number.isFinite(value) ? value : null;
+  };
+  return {
+    correctnessScore: score("correctness"),
+    testCoverageScore: score("test_coverage"),
+    codeQualityScore: score("code_quality"),
+    behaviorScore: score("behavior"),
+    communicationScore: score("communication"),
+  };
+}
+
+/**
+ * A change to a score report still being computed; a finished one is never changed. Writing
+ * the report writes its subscore columns too, so the two cannot disagree.
+ */
 export async function updateScoring(db: Database, scoreId: string, set: Partial<ScoreRow>): Promise<boolean> {
   const updated = await db
     .update(scores)
-    .set({ ...set, updatedAt: new Date().toISOString() })
+    .set({ ...set, ...(set.report && subscoreColumns(set.report)), updatedAt: new Date().toISOString() })
     .where(and(eq(scores.id, scoreId), eq(scores.status, "scoring")))
     .returning({ id: scores.id })
     .all();

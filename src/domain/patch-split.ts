@@ -216,26 +216,36 @@ function gitLinePaths(rest: string): { oldPath: string; newPath: string } | null
   return oldPath !== null && oldPath === newPath ? { oldPath, newPath } : null;
 }
 
-interface ParsedSection {
-  file: PatchFile;
-  /** Set for "Binary files ... differ" and for text that is not UTF-8. */
-  binaryHeader: string | null;
-  /** The section as it goes into a patch; null when it goes in as a binary file. */
-  text: string | null;
-}
-
 const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
 
-/** Counts a section's hunk lines, checking each hunk has exactly the lines its header announces. */
-function countHunks(lines: string[], from: number): { additions: number; deletions: number } | string {
-  let additions = 0;
-  let deletions = 0;
+/** One hunk of a file's section: its header's numbers and its lines, each with its marker (" ", "-", "+" or "\\"). */
+export interface Hunk {
+  header: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+/** Reads a section's hunks, checking each has exactly the lines its header announces. */
+function readHunks(lines: string[], from: number): Hunk[] | string {
+  const hunks: Hunk[] = [];
   let i = from;
   while (i < lines.length) {
-    const header = HUNK_HEADER.exec(lines[i] ?? "");
-    if (!header) return `unexpected line "${(lines[i] ?? "").slice(0, 60)}" where a hunk should start`;
-    let oldLeft = header[2] === undefined ? 1 : Number(header[2]);
-    let newLeft = header[4] === undefined ? 1 : Number(header[4]);
+    const headerLine = lines[i] ?? "";
+    const header = HUNK_HEADER.exec(headerLine);
+    if (!header) return `unexpected line "${headerLine.slice(0, 60)}" where a hunk should start`;
+    const hunk: Hunk = {
+      header: header[0],
+      oldStart: Number(header[1]),
+      oldLines: header[2] === undefined ? 1 : Number(header[2]),
+      newStart: Number(header[3]),
+      newLines: header[4] === undefined ? 1 : Number(header[4]),
+      lines: [],
+    };
+    let oldLeft = hunk.oldLines;
+    let newLeft = hunk.newLines;
     i += 1;
     while (oldLeft > 0 || newLeft > 0 || lines[i]?.startsWith("\\")) {
       const line = lines[i];
@@ -243,10 +253,8 @@ function countHunks(lines: string[], from: number): { additions: number; deletio
       const marker = line[0] ?? " ";
       if (marker === "+") {
         newLeft -= 1;
-        additions += 1;
       } else if (marker === "-") {
         oldLeft -= 1;
-        deletions += 1;
       } else if (marker === " ") {
         oldLeft -= 1;
         newLeft -= 1;
@@ -254,16 +262,34 @@ function countHunks(lines: string[], from: number): { additions: number; deletio
         return `unexpected line "${line.slice(0, 60)}" inside a hunk`;
       }
       if (oldLeft < 0 || newLeft < 0) return "a hunk has more lines than its header announces";
+      // Some editors strip a context line's lone space; it is still a context line.
+      hunk.lines.push(line === "" ? " " : line);
       i += 1;
     }
+    hunks.push(hunk);
   }
-  return { additions, deletions };
+  return hunks;
+}
+
+function countLines(hunks: Hunk[], marker: "+" | "-"): number {
+  return hunks.reduce((n, h) => n + h.lines.filter((l) => l[0] === marker).length, 0);
+}
+
+/** One file's section of a git diff, read. */
+export interface DiffSection {
+  file: PatchFile;
+  /** Set for "Binary files ... differ" and for text that is not UTF-8. */
+  binaryHeader: string | null;
+  /** The section as it goes into a patch; null when it goes in as a binary file. */
+  text: string | null;
+  /** Empty for a section without text changes (a rename or mode change alone, an empty file, a binary file). */
+  hunks: Hunk[];
 }
 
 const EXTENDED_HEADER =
   /^(?:old mode|new mode|deleted file mode|new file mode|similarity index|dissimilarity index|rename from|rename to|copy from|copy to|index) /;
 
-function parseSection(section: Section): ParsedSection | string {
+function parseSection(section: Section): DiffSection | string {
   const text = section.text.endsWith("\n") ? section.text : `${section.text}\n`;
   const lines = text.slice(0, -1).split("\n");
   const gitLine = lines[0] ?? "";
@@ -289,7 +315,7 @@ function parseSection(section: Section): ParsedSection | string {
   let newPath: string | null = renameTo;
   let binary = !section.utf8;
   let binaryContent = false;
-  let counts: { additions: number; deletions: number } = { additions: 0, deletions: 0 };
+  let hunks: Hunk[] = [];
   const next = lines[i] ?? "";
   if (i >= lines.length) {
     // A rename without changes, a mode change, or an empty file added or removed.
@@ -305,9 +331,9 @@ function parseSection(section: Section): ParsedSection | string {
     oldPath ??= minus === "/dev/null" ? null : minus;
     newPath ??= plus === "/dev/null" ? null : plus;
     if (section.utf8) {
-      const hunks = countHunks(lines, i + 2);
-      if (typeof hunks === "string") return `in ${newPath ?? oldPath}: ${hunks}`;
-      counts = hunks;
+      const read = readHunks(lines, i + 2);
+      if (typeof read === "string") return `in ${newPath ?? oldPath}: ${read}`;
+      hunks = read;
     }
   } else {
     return `unexpected line "${next.slice(0, 60)}" after the header of "${gitLine.slice(0, 80)}"`;
@@ -321,10 +347,34 @@ function parseSection(section: Section): ParsedSection | string {
   const path = status === "removed" ? oldPath : newPath;
   if (!path) return `cannot tell which file "${gitLine.slice(0, 80)}" changes`;
 
+  const counts = { additions: countLines(hunks, "+"), deletions: countLines(hunks, "-") };
   const file: PatchFile = { path, status, kind: classifyPath(path), binary, ...counts };
   if ((status === "renamed" || status === "copied") && oldPath) file.previousPath = oldPath;
   const carriedAsBinaryFile = binary && !binaryContent;
-  return { file, binaryHeader: carriedAsBinaryFile ? headerText : null, text: carriedAsBinaryFile ? null : text };
+  return { file, binaryHeader: carriedAsBinaryFile ? headerText : null, text: carriedAsBinaryFile ? null : text, hunks };
+}
+
+/** Reads a git diff section by section; the reason says what could not be read. No path is changed twice. */
+export function readDiff(diff: string | Uint8Array): ParseResult<DiffSection[]> {
+  const sections = sectionsOf(diff);
+  if (typeof sections === "string") return { ok: false, reason: sections };
+  const read: DiffSection[] = [];
+  const seen = new Set<string>();
+  for (const section of sections) {
+    const parsed = parseSection(section);
+    if (typeof parsed === "string") return { ok: false, reason: parsed };
+    for (const p of changedPaths(parsed.file)) {
+      if (seen.has(p)) return { ok: false, reason: `it changes ${p} twice` };
+      seen.add(p);
+    }
+    read.push(parsed);
+  }
+  return { ok: true, value: read };
+}
+
+/** The paths a file's section changes: a copy leaves its source in place, so only a rename's source counts. */
+export function changedPaths(file: PatchFile): string[] {
+  return file.status === "renamed" && file.previousPath !== undefined ? [file.path, file.previousPath] : [file.path];
 }
 
 /**
@@ -333,23 +383,14 @@ function parseSection(section: Section): ParsedSection | string {
  * cut into a removal in one patch and an addition in the other.
  */
 export function splitPatch(diff: string | Uint8Array): ParseResult<PatchSplit> {
-  const sections = sectionsOf(diff);
-  if (typeof sections === "string") return { ok: false, reason: `The pull request's diff could not be read: ${sections}.` };
+  const sections = readDiff(diff);
+  if (!sections.ok) return { ok: false, reason: `The pull request's diff could not be read: ${sections.reason}.` };
   const solution: string[] = [];
   const tests: string[] = [];
   const files: PatchFile[] = [];
   const binaryFiles: BinaryFile[] = [];
-  const seen = new Set<string>();
-  for (const section of sections) {
-    const parsed = parseSection(section);
-    if (typeof parsed === "string") return { ok: false, reason: `The pull request's diff could not be read: ${parsed}.` };
+  for (const parsed of sections.value) {
     const { file } = parsed;
-    // A copy leaves its source in place, so only a rename's source counts as changed.
-    const changed = file.status === "renamed" && file.previousPath !== undefined ? [file.path, file.previousPath] : [file.path];
-    for (const p of changed) {
-      if (seen.has(p)) return { ok: false, reason: `The pull request's diff could not be read: it changes ${p} twice.` };
-      seen.add(p);
-    }
     files.push(file);
     if (parsed.binaryHeader !== null) binaryFiles.push({ ...file, header: parsed.binaryHeader });
     if (parsed.text !== null) (file.kind === "test" ? tests : solution).push(parsed.text);

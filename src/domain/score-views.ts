@@ -38,7 +38,7 @@ export interface CandidateReport {
 const OWN_WORK_EVIDENCE: Record<Exclude<SubscoreName, "correctness">, readonly string[]> = {
   test_coverage: ["reason", "changed_executable_lines", "covered_lines", "files"],
   code_quality: ["reason", "linted", "lint_error", "lint_errors", "lint_warnings", "findings", "debug_leftovers", "long_lines", "todos", "deductions"],
-  behavior: ["runs", "ran_tests_after_last_change", "auto_submitted", "minutes_used", "time_limit_minutes", "large_pastes", "focus_losses", "other_signals", "parts"],
+  behavior: ["runs", "ran_tests_after_last_change", "auto_submitted", "minutes_used", "time_limit_minutes", "telemetry_events", "large_pastes", "focus_losses", "parts"],
   communication: ["explanation_words", "explains", "changed_source_lines", "comment_lines", "parts"],
 };
 

@@ -5,7 +5,7 @@
  */
 import { testFileOf, testId, type TestResult } from "./test-outcomes";
 
-export const RUBRIC_VERSION = "assay-rubric-2";
+export const RUBRIC_VERSION = "assay-rubric-3";
 
 export const SUBSCORES = ["correctness", "code_quality", "test_coverage", "behavior", "communication"] as const;
 export type SubscoreName = (typeof SUBSCORES)[number];
@@ -229,6 +229,19 @@ export function codeQuality(files: ChangedFile[], lint: { findings: LintFinding[
 
 // ---------------------------------------------------------------- behavior
 
+/** What the service measured of the candidate's activity from ingested IDE telemetry (docs/api.md, "Telemetry"). */
+export interface MeasuredTelemetry {
+  /** Events ingested for the attempt up to its submission. */
+  events: number;
+  /** Paste events of at least LARGE_PASTE's bytes or lines. */
+  largePastes: number;
+  /** Times the IDE lost focus or was hidden. */
+  focusLosses: number;
+}
+
+/** A paste this large is more than a line or two of the candidate's own notes. */
+export const LARGE_PASTE = { bytes: 500, lines: 15 };
+
 export interface Activity {
   runs: { created_at: string; status: string }[];
   /** When the overlay last changed; null when it never did. */
@@ -237,19 +250,17 @@ export interface Activity {
   timeLimitMinutes: number | null;
   startedAt: string | null;
   submittedAt: string | null;
-  signals: Record<string, unknown>;
+  telemetry: MeasuredTelemetry;
+  /** The client's own `behavior_signals`: kept beside the measurements, never scored. */
+  claimed: Record<string, unknown>;
 }
-
-const signalCount = (signals: Record<string, unknown>, name: string) => {
-  const v = signals[name];
-  return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
-};
 
 /**
  * Testing habit (40): 25 for running the tests at least once, 15 more for a run after the last
  * change. Time (30): 30 when the candidate submitted (or there is no limit), 10 when the
- * deadline did. Integrity (30): less 5 per `large_pastes` and 2 per `focus_losses` the client
- * reported in behavior_signals. Other signals are kept as evidence only.
+ * deadline did. Integrity (30): less 5 per large paste and 2 per focus loss, as measured from
+ * the IDE's telemetry. What the client claims in behavior_signals is evidence only: a client
+ * could claim anything.
  */
 export function behavior(a: Activity): Subscore {
   const ran = a.runs.length > 0;
@@ -257,8 +268,7 @@ export function behavior(a: Activity): Subscore {
   const testedFinalWork = ran && (a.lastChangeAt === null || (lastRun !== null && lastRun >= a.lastChangeAt));
   const testing = (ran ? 25 : 0) + (testedFinalWork ? 15 : 0);
   const time = a.autoSubmitted ? 10 : 30;
-  const largePastes = signalCount(a.signals, "large_pastes");
-  const focusLosses = signalCount(a.signals, "focus_losses");
+  const { largePastes, focusLosses, events } = a.telemetry;
   const integrity = Math.max(0, 30 - 5 * largePastes - 2 * focusLosses);
   const minutesUsed =
     a.startedAt && a.submittedAt ? Math.round((Date.parse(a.submittedAt) - Date.parse(a.startedAt)) / 600) / 100 : null;
@@ -270,9 +280,10 @@ export function behavior(a: Activity): Subscore {
       auto_submitted: a.autoSubmitted,
       minutes_used: minutesUsed,
       time_limit_minutes: a.timeLimitMinutes,
+      telemetry_events: events,
       large_pastes: largePastes,
       focus_losses: focusLosses,
-      other_signals: Object.keys(a.signals).filter((k) => k !== "large_pastes" && k !== "focus_losses"),
+      claimed_signals: a.claimed,
       parts: { testing, time, integrity },
     },
   };

@@ -11,13 +11,23 @@ import { HttpError } from "./errors";
 /**
  * What a route admits, declared once per route: nobody needs a credential (`public`), a
  * session JWT with at least `role`, or (on the attempt routes the spec opens to IDEs) either
- * that or an IDE session token of the attempt in the path (`session-or-ide`).
+ * that or an IDE session token of the route's attempt (`session-or-ide`). That attempt is in
+ * the path, or in the body (telemetry): the body is read after authentication, so there the
+ * token is admitted for its own attempt and the route names the body's with `attemptFor`.
  */
-export type Access = { kind: "public" } | { kind: "session"; role: Role } | { kind: "session-or-ide"; role: Role };
+export type Access =
+  | { kind: "public" }
+  | { kind: "session"; role: Role }
+  | { kind: "session-or-ide"; role: Role; attemptIn: AttemptIn };
+export type AttemptIn = "path" | "body";
 
 export const PUBLIC: Access = { kind: "public" };
 export const signedIn = (role: Role = "candidate"): Access => ({ kind: "session", role });
-export const signedInOrIde = (role: Role = "candidate"): Access => ({ kind: "session-or-ide", role });
+export const signedInOrIde = (role: Role = "candidate", attemptIn: AttemptIn = "path"): Access => ({
+  kind: "session-or-ide",
+  role,
+  attemptIn,
+});
 
 /** The authenticated caller of a request, with the one membership check of the API. */
 export class Caller {
@@ -73,6 +83,14 @@ export class IdeSession {
     readonly tokenHash: string,
     readonly candidateId: string,
   ) {}
+
+  /** The attempt the request acts on: the one it names, which must be the token's (401 otherwise), or else the token's. */
+  attemptFor(requested: string | undefined): string {
+    if (requested !== undefined && requested !== this.attemptId) {
+      throw HttpError.unauthorized("This IDE session token is for another attempt");
+    }
+    return this.attemptId;
+  }
 }
 
 export function bearerToken(request: Request): string | undefined {
@@ -85,22 +103,25 @@ export function bearerToken(request: Request): string | undefined {
 
 /**
  * The one authentication check: applies a route's declared access to the request.
- * `attemptId` is the attempt in the path of a `session-or-ide` route.
+ * `pathAttemptId` is the attempt in the path of a `session-or-ide` route whose attempt is there.
  */
 export async function authenticate(
   request: Request,
   env: Env,
   access: Access,
-  attemptId?: string,
+  pathAttemptId?: string,
 ): Promise<Caller | IdeSession | undefined> {
   if (access.kind === "public") return undefined;
   const token = bearerToken(request);
   if (!token) throw HttpError.unauthorized("Authentication required: send 'Authorization: Bearer <session token>'");
   if (token.startsWith(IDE_TOKEN_PREFIX)) {
-    if (access.kind !== "session-or-ide" || attemptId === undefined) {
+    const inPath = access.kind === "session-or-ide" && access.attemptIn === "path";
+    if (access.kind !== "session-or-ide" || (inPath && pathAttemptId === undefined)) {
       throw HttpError.unauthorized("IDE session tokens are not accepted on this endpoint; use a session token");
     }
-    return ideSession(env, token, attemptId);
+    const session = await ideSession(env, token);
+    if (inPath) session.attemptFor(pathAttemptId);
+    return session;
   }
   const claims = await verifySessionToken(token, env).catch((e: unknown) => {
     throw e instanceof InvalidSessionToken ? HttpError.unauthorized(e.message) : e;
@@ -121,12 +142,11 @@ export async function authenticate(
  * An IDE session token, found by its SHA-256 in the D1 index. The attempt's AttemptDO checks
  * it again, in constant time, as part of the operation it authorizes, and has the last word.
  */
-async function ideSession(env: Env, token: string, attemptId: string): Promise<IdeSession> {
+async function ideSession(env: Env, token: string): Promise<IdeSession> {
   const tokenHash = await hashIdeToken(token);
   const row = IDE_TOKEN_PATTERN.test(token) ? await findIdeToken(database(env.DB), tokenHash) : undefined;
   if (!row) throw HttpError.unauthorized("Invalid IDE session token");
   const problem = ideTokenProblem({ expires_at: row.expiresAt, revoked_at: row.revokedAt }, Date.now());
   if (problem) throw HttpError.unauthorized(problem);
-  if (row.attemptId !== attemptId) throw HttpError.unauthorized("This IDE session token is for another attempt");
   return new IdeSession(row.attemptId, tokenHash, row.candidateId);
 }

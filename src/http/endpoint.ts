@@ -3,7 +3,7 @@ import type { IRequest } from "itty-router";
 import { z } from "zod";
 import type { Role } from "../domain/roles";
 import type { Env } from "../env";
-import { authenticate, Caller, IdeSession, PUBLIC, signedIn, signedInOrIde, type Access } from "./auth";
+import { authenticate, Caller, IdeSession, PUBLIC, signedIn, signedInOrIde, type Access, type AttemptIn } from "./auth";
 import { ErrorSchema, HttpError, ServerErrorSchema, ValidationErrorSchema, type ValidationIssue } from "./errors";
 import { requestState } from "./request-state";
 import { readJsonBody, toValidationIssues, type InputLocation } from "./validation";
@@ -19,7 +19,7 @@ export interface SessionContext extends RouteContext {
   caller: Caller;
 }
 export interface IdeSessionContext extends RouteContext {
-  /** A signed-in user, or the IDE session of the attempt in the path. */
+  /** A signed-in user, or the IDE session of the route's attempt (see `Access`). */
   principal: Caller | IdeSession;
 }
 
@@ -131,13 +131,15 @@ export abstract class SessionEndpoint extends Endpoint {
 }
 
 /**
- * A route on one attempt (`:attempt_id` in its path) that the spec opens to IDE clients: a
- * session JWT with at least `role`, or an IDE session token of that attempt.
+ * A route on one attempt that the spec opens to IDE clients: a session JWT with at least
+ * `role`, or an IDE session token of that attempt. The attempt is `:attempt_id` in the path,
+ * or, where `attemptIn` is "body", the body's, which the route checks with `IdeSession.attemptFor`.
  */
 export abstract class IdeSessionEndpoint extends Endpoint {
   protected abstract readonly role: Role;
+  protected readonly attemptIn: AttemptIn = "path";
   protected get access(): Access {
-    return signedInOrIde(this.role);
+    return signedInOrIde(this.role, this.attemptIn);
   }
   abstract run(ctx: IdeSessionContext): Promise<Response | object>;
 

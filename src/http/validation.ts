@@ -4,13 +4,20 @@ import { HttpError, type ValidationIssue } from "./errors";
 /** Where a piece of input came from; the first element of every 422 `loc`. */
 export type InputLocation = "body" | "query" | "path" | "header";
 
-/** The one mapping from zod issues to the spec's 422 entries. */
+/**
+ * The one mapping from zod issues to the spec's 422 entries. zod reports the unknown fields of
+ * a strict object as one issue on the object; here each is an entry whose loc ends at the field,
+ * so a client sees which field was refused (as the spec's "body then the field name").
+ */
 export function toValidationIssues(issues: readonly z.core.$ZodIssue[], location?: InputLocation): ValidationIssue[] {
-  return issues.map((issue) => {
+  return issues.flatMap((issue) => {
     const path = issue.path.map((p) => (typeof p === "symbol" ? String(p) : p));
     const loc = location ? [location, ...path] : path;
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ loc: [...loc, key], msg: `Unrecognized key: ${JSON.stringify(key)}`, type: issue.code }));
+    }
     const type = issue.code === "custom" && typeof issue.params?.type === "string" ? issue.params.type : issue.code;
-    return { loc, msg: issue.message, type };
+    return [{ loc, msg: issue.message, type }];
   });
 }
 

@@ -3,6 +3,7 @@ import { consumeEmail, consumeEmailDeadLetters, EMAIL_DEAD_LETTERS, EMAIL_QUEUE 
 import { consumeRunnerJobDeadLetters, consumeRunnerJobs, RUNNER_JOBS_DEAD_LETTERS, RUNNER_JOBS_QUEUE } from "./runner-jobs";
 import { consumeScoring, consumeScoringDeadLetters, SCORING_DEAD_LETTERS, SCORING_QUEUE } from "./scoring";
 import { consumeTaskImportDeadLetters, consumeTaskImports, TASK_IMPORT_DEAD_LETTERS, TASK_IMPORT_QUEUE } from "./task-import";
+import { consumeTelemetry, consumeTelemetryDeadLetters, TELEMETRY_DEAD_LETTERS, TELEMETRY_QUEUE } from "./telemetry";
 
 // Each consumer types its own queue's messages (queues/messages.ts); the batch is theirs by name.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -18,6 +19,8 @@ const consumers: Record<string, Consumer> = {
   [TASK_IMPORT_DEAD_LETTERS]: consumeTaskImportDeadLetters,
   [EMAIL_QUEUE]: consumeEmail,
   [EMAIL_DEAD_LETTERS]: consumeEmailDeadLetters,
+  [TELEMETRY_QUEUE]: consumeTelemetry,
+  [TELEMETRY_DEAD_LETTERS]: consumeTelemetryDeadLetters,
 };
 
 /** The Worker's queue entry. */

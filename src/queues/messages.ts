@@ -1,3 +1,5 @@
+import type { TelemetryRecord } from "../domain/telemetry";
+
 /**
  * The body of every queue message, one type per queue (wrangler.toml). Producers in every
  * layer and the consumers here share them, so this file imports nothing above domain/.
@@ -20,3 +22,13 @@ export interface ScoringMessage {
 
 /** `email`: an invitation's e-mail with the raw token of its link, which only the e-mail may carry on. */
 export type EmailQueueMessage = { type: "invitation"; invitation_id: string; token: string };
+
+/**
+ * `telemetry`: validated events of one attempt for D1, at most TELEMETRY_LIMITS.eventsPerMessage
+ * (a batch of the API becomes one or more messages).
+ */
+export interface TelemetryMessage {
+  attempt_id: string;
+  organization_id: string;
+  events: TelemetryRecord[];
+}

@@ -6,6 +6,7 @@ import { ATTEMPT_STATUSES, newAttemptId, submissionProblem, type AttemptRecord }
 import { attemptObject } from "../durable/attempt/object";
 import type { AttemptActor } from "../durable/attempt/types";
 import type { Env } from "../env";
+import { submitAttempt } from "../flows/submission";
 import { IdeSession, type Caller } from "../http/auth";
 import {
   IdeSessionEndpoint,
@@ -218,8 +219,15 @@ const SubmitBody = z
       .string()
       .optional()
       .refine((d) => d === undefined || utf8Bytes(d) <= GIT_DIFF_MAX_BYTES, { message: `git_diff is at most ${GIT_DIFF_MAX_BYTES} bytes` })
-      .describe("Unified diff of the work against the task's snapshot, at most 1 MiB"),
-    changed_files: z.array(RepoPath).max(CHANGED_FILES_MAX).optional().describe(`Paths changed, at most ${CHANGED_FILES_MAX}`),
+      .describe(
+        "The work as `git diff` output against the task's snapshot, at most 1 MiB. Non-empty, it is the submission: it " +
+          "must apply exactly, and its files replace the saved overlay. Empty or absent, the saved overlay is submitted.",
+      ),
+    changed_files: z
+      .array(RepoPath)
+      .max(CHANGED_FILES_MAX)
+      .optional()
+      .describe(`Paths changed, at most ${CHANGED_FILES_MAX}; with a non-empty git_diff, exactly the paths it changes (a rename: both)`),
     explanation: z
       .string()
       .max(10_000)
@@ -241,20 +249,22 @@ export class SubmitAttempt extends IdeSessionEndpoint {
       "By the attempt's candidate, or with an IDE session token of this attempt. Every field is optional (send `{}` " +
       "for none): the service measures correctness itself when scoring, and keeps the client's figures beside. " +
       "The attempt is locked for good and its changes overlay frozen; scoring is queued, and score_id is set when " +
-      "it is done. Body at most 2 MiB. Counts as an upload for rate limits.",
+      "it is done. A non-empty git_diff is the submission instead of the saved overlay: it is applied to the task's " +
+      "base, and a diff that does not apply, changes a hidden test or leaves the tree is a 422 that locks nothing " +
+      "(docs/api.md, \"Submit by diff\"). Body at most 2 MiB. Counts as an upload for rate limits.",
     request: { params: AttemptIdParam, body: jsonContent(SubmitBody) },
     responses: {
       "202": jsonResponse("Accepted: the attempt, SUBMITTED; scoring is in progress", AttemptSchema),
       "404": attemptNotFound,
       "409": conflict("The attempt has not been started, or is already submitted (also by its deadline)"),
+      "413": jsonResponse("The body is over 2 MiB, or git_diff's files break a limit of the changes overlay", ErrorSchema),
     },
   };
 
   async run({ env, principal }: IdeSessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const actor = await actorOf(env, principal, params.attempt_id);
-    const record = unwrap(await attemptObject(env, params.attempt_id).submit(actor, body));
-    return json(record, 202);
+    return json(unwrap(await submitAttempt(env, params.attempt_id, actor, body)), 202);
   }
 }
 

@@ -143,7 +143,7 @@ describe("POST /attempts", () => {
   it("validates the body", async () => {
     const { candidate } = await assignedTask();
     const locs = await validationLocs(await call("/api/v1/attempts", { method: "POST", token: candidate.token, body: { task: "x" } }));
-    expect(locs).toEqual(expect.arrayContaining([["body", "task_id"], ["body"]]));
+    expect(locs).toEqual(expect.arrayContaining([["body", "task_id"], ["body", "task"]]));
   });
 });
 
@@ -225,7 +225,7 @@ describe("states: NOT_STARTED → IN_PROGRESS → SUBMITTED", () => {
       coverage: 0.87,
       lint_score: 1,
       behavior_signals: { pastes: 0 },
-      git_diff: "--- a/src/a.js\n+++ b/src/a.js\n",
+      git_diff: "",
       changed_files: ["src/a.js"],
     });
     expect(res.status).toBe(202);
@@ -237,7 +237,7 @@ describe("states: NOT_STARTED → IN_PROGRESS → SUBMITTED", () => {
       coverage: 0.87,
       lint_score: 1,
       changed_files: 1,
-      git_diff_bytes: 30,
+      git_diff_bytes: 0,
       behavior_signals: 1,
       overlay: { files: 1, total_bytes: 11, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
     });
@@ -439,7 +439,7 @@ describe("changes overlay", () => {
     ["with whitespace", { op: "upsert", content_b64: "YW Jj" }, ["body", "changes", "a.js", "content_b64"]],
     ["missing content", { op: "upsert" }, ["body", "changes", "a.js", "content_b64"]],
     ["unknown op", { op: "rename", to: "b.js" }, ["body", "changes", "a.js", "op"]],
-    ["content on a delete", { op: "delete", content_b64: "YQ==" }, ["body", "changes", "a.js"]],
+    ["content on a delete", { op: "delete", content_b64: "YQ==" }, ["body", "changes", "a.js", "content_b64"]],
   ])("an entry %s is a 422", async (_name, change, loc) => {
     const { candidate, attempt } = await startedAttempt();
     expect(await validationLocs(await patchChanges(candidate, attempt.id, { "a.js": change }))).toEqual([loc]);
@@ -525,7 +525,7 @@ describe("submit payload", () => {
     ["behavior_signals not an object", { behavior_signals: [] }, ["body", "behavior_signals"]],
     ["git_diff not a string", { git_diff: 3 }, ["body", "git_diff"]],
     ["a bad changed file", { changed_files: ["ok.js", "../x"] }, ["body", "changed_files", 1]],
-    ["an unknown field", { score: 100 }, ["body"]],
+    ["an unknown field", { score: 100 }, ["body", "score"]],
   ])("%s: 422, and the attempt stays IN_PROGRESS", async (_name, body, loc) => {
     const { candidate, attempt } = await startedAttempt();
     expect(await validationLocs(await submit(candidate.token, attempt.id, body))).toContainEqual(loc);
@@ -537,7 +537,10 @@ describe("submit payload", () => {
     const diff = "+".repeat(1024 * 1024 + 1);
     expect(await validationLocs(await submit(candidate.token, attempt.id, { git_diff: diff }))).toEqual([["body", "git_diff"]]);
     await expectError(await submit(candidate.token, attempt.id, { git_diff: diff.repeat(2) }), 413, /2097152 bytes/);
-    expect((await submit(candidate.token, attempt.id, { git_diff: diff.slice(1) })).status).toBe(202);
+    // At the bound the diff is read, and is not one (submissions by diff: submit-diff.test.ts).
+    const atBound = await submit(candidate.token, attempt.id, { git_diff: diff.slice(1) });
+    expect(atBound.status).toBe(422);
+    expect(((await atBound.json()) as { detail: { msg: string }[] }).detail[0]?.msg).toMatch(/is not a git diff that can be read/);
   });
 
   it("every field is optional: {} submits", async () => {

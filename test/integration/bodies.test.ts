@@ -87,7 +87,7 @@ describe("JSON request bodies (PATCH /organizations/{org_id})", () => {
     expect(detail).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ loc: ["body", "name"], type: "too_small" }),
-        expect.objectContaining({ loc: ["body"], type: "unrecognized_keys" }),
+        expect.objectContaining({ loc: ["body", "plan"], type: "unrecognized_keys" }),
       ]),
     );
   });

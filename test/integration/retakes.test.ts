@@ -123,7 +123,7 @@ describe("retakes: one submitted attempt per candidate and task unless staff all
     expect(await locs({ reason: "r" })).toEqual([["body", "candidate_id"]]);
     expect(await locs({ candidate_id: candidate.id, email: "a@b.example", reason: "r" })).toEqual([["body", "candidate_id"]]);
     expect(await locs({ email: "not an address", reason: "r" })).toEqual([["body", "email"]]);
-    expect(await locs({ candidate_id: candidate.id, reason: "r", extra: 1 })).toEqual([["body"]]);
+    expect(await locs({ candidate_id: candidate.id, reason: "r", extra: 1 })).toEqual([["body", "extra"]]);
   });
 
   it("binds candidates, not the organization's staff trying their own task", async () => {

@@ -93,7 +93,7 @@ describe("task statement", () => {
       ["body", "statement", "title"],
       ["body", "statement", "body"],
     ]);
-    expect(await locs({ statement: { title: "T", url: "https://x.example" } })).toEqual([["body", "statement"]]);
+    expect(await locs({ statement: { title: "T", url: "https://x.example" } })).toEqual([["body", "statement", "url"]]);
     expect(await locs({ statement: "Cut long slugs" })).toEqual([["body", "statement"]]);
   });
 

@@ -134,18 +134,28 @@ describe("code quality", () => {
 });
 
 describe("behavior", () => {
-  const base = { autoSubmitted: false, timeLimitMinutes: 90, startedAt: "2026-01-01T10:00:00Z", submittedAt: "2026-01-01T10:30:00Z", signals: {} };
+  const none = { events: 0, largePastes: 0, focusLosses: 0 };
+  const base = { autoSubmitted: false, timeLimitMinutes: 90, startedAt: "2026-01-01T10:00:00Z", submittedAt: "2026-01-01T10:30:00Z", telemetry: none, claimed: {} };
   it("rewards testing the final work and submitting in time", () => {
     const s = behavior({ ...base, runs: [{ created_at: "2026-01-01T10:20:00Z", status: "SUCCEEDED" }], lastChangeAt: "2026-01-01T10:10:00Z" });
     expect(s.score).toBe(100);
     expect(s.evidence).toMatchObject({ minutes_used: 30, ran_tests_after_last_change: true });
   });
 
-  it("no runs, auto-submitted, pastes and focus losses cost points", () => {
-    const s = behavior({ ...base, runs: [], lastChangeAt: "2026-01-01T10:10:00Z", autoSubmitted: true, signals: { large_pastes: 2, focus_losses: 5, keystrokes: 9 } });
+  it("no runs, auto-submitted, measured pastes and focus losses cost points", () => {
+    const telemetry = { events: 40, largePastes: 2, focusLosses: 5 };
+    const s = behavior({ ...base, runs: [], lastChangeAt: "2026-01-01T10:10:00Z", autoSubmitted: true, telemetry });
     // testing 0, time 10 (the deadline submitted), integrity 30 - 2×5 - 5×2.
     expect(s.score).toBe(20);
-    expect(s.evidence).toMatchObject({ other_signals: ["keystrokes"] });
+    expect(s.evidence).toMatchObject({ telemetry_events: 40, large_pastes: 2, focus_losses: 5 });
+  });
+
+  it("scores what was measured, not what the client claims", () => {
+    const claimed = { large_pastes: 0, focus_losses: 0, keystrokes: 9 };
+    const cheating = behavior({ ...base, runs: [], lastChangeAt: null, telemetry: { events: 12, largePastes: 4, focusLosses: 0 }, claimed });
+    expect(cheating.evidence).toMatchObject({ large_pastes: 4, claimed_signals: claimed, parts: { integrity: 10 } });
+    const modest = behavior({ ...base, runs: [], lastChangeAt: null, claimed: { large_pastes: 6, focus_losses: 20 } });
+    expect(modest.evidence).toMatchObject({ parts: { integrity: 30 } });
   });
 });
 

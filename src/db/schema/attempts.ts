@@ -31,7 +31,8 @@ export const attempts = sqliteTable(
   },
   (t) => [
     index("attempts_candidate_idx").on(t.candidateId, t.createdAt),
-    index("attempts_org_idx").on(t.organizationId, t.createdAt),
+    // Organization lists by creation time; the trailing columns let analytics read a window without the rows.
+    index("attempts_org_idx").on(t.organizationId, t.createdAt, t.taskId, t.startedAt, t.submittedAt, t.scoreId),
     index("attempts_task_idx").on(t.taskId),
     // At most one open attempt per candidate and task, even when two are created at once.
     uniqueIndex("attempts_open_uq")

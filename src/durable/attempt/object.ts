@@ -3,6 +3,7 @@ import { insertAttempt, insertIdeToken, revokeIdeTokenRow } from "../../db/attem
 import { database } from "../../db/client";
 import { insertRun } from "../../db/runs";
 import { accept, deadlineFor, isOverdue, refuse, stateRefusal, type AttemptRecord, type Outcome, type SubmissionPayload } from "../../domain/attempts";
+import type { SavedFileLookup, SaveEntry, SaveGroup } from "../../domain/evaluation";
 import { IDE_SESSION_LIMITS, ideTokenProblem, isActive } from "../../domain/ide-sessions";
 import { planOverlay, type OverlayEntry } from "../../domain/overlay";
 import { runJobSpec, type RunOutcome, type RunRecord } from "../../domain/runs";
@@ -10,6 +11,7 @@ import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
 import { deleteRun, finishQueuedRun, readStoredRun, reserveRun, setRunJob, sweepDueRuns } from "./runs";
+import { readSavedFile, readSaveEntries, readSaveGroups, recordSaves, saveHistorySize, type SaveBound } from "./saves";
 import {
   SCHEMA,
   currentAttempt,
@@ -19,6 +21,7 @@ import {
   readOverlay,
   readOverlayContents,
   readSubmissionPayload,
+  replaceOverlay,
   toRecord,
   updateAttempt,
   type OverlayContentRow,
@@ -35,7 +38,7 @@ export function attemptObject(env: Env, attemptId: string): DurableObjectStub<At
 
 /**
  * The only writer of one attempt's state (docs/api.md, "Attempts"): state machine, deadline
- * alarm, changes overlay, IDE tokens and test runs. Every check and change of an operation
+ * alarm, changes overlay and its save history, IDE tokens and test runs. Every check and change of an operation
  * runs without an await between them, so the object's input gate makes operations atomic and
  * serial: of 20 concurrent submits exactly one passes, and a submit and the deadline alarm
  * cannot both.
@@ -107,9 +110,13 @@ export class AttemptDO extends DurableObject<Env> {
     return accept(currentAttempt(this.sql));
   }
 
-  async submit(actor: AttemptActor, payload: SubmissionPayload): Promise<Outcome<AttemptRecord>> {
+  /**
+   * `diffFiles`: the files of a submission by diff (flows/submission.ts), which replace the
+   * saved overlay in the step that locks the attempt; null submits the overlay as saved.
+   */
+  async submit(actor: AttemptActor, payload: SubmissionPayload, diffFiles: StagedChange[] | null): Promise<Outcome<AttemptRecord>> {
     const autoSubmitted = this.autoSubmitIfOverdue(Date.now());
-    const outcome = this.submitNow(actor, payload);
+    const outcome = this.submitNow(actor, payload, diffFiles);
     if (autoSubmitted || outcome.ok) await this.syncOutside();
     return outcome.ok ? accept(currentAttempt(this.sql)) : outcome;
   }
@@ -209,6 +216,26 @@ export class AttemptDO extends DurableObject<Env> {
     return readSubmissionPayload(this.sql);
   }
 
+  /** Up to `limit` saves after `after`, in time order, with their files (the evaluation timeline). */
+  async saveGroups(after: SaveBound | null, limit: number): Promise<SaveGroup[]> {
+    return readSaveGroups(this.sql, after, limit);
+  }
+
+  /** How many entries the save history holds now, and how many its bound dropped. */
+  async saveHistorySize(): Promise<{ entries: number; dropped: number }> {
+    return saveHistorySize(this.sql);
+  }
+
+  /** A page of the save history's entries, oldest first. */
+  async saveHistory(limit: number, offset: number): Promise<SaveEntry[]> {
+    return readSaveEntries(this.sql, limit, offset);
+  }
+
+  /** A file as of a save, for a replay: its newest change up to that save. */
+  async savedFile(save: number, path: string): Promise<SavedFileLookup> {
+    return readSavedFile(this.sql, save, path);
+  }
+
   /** Scoring finished: SUBMITTED → SCORED with the report's id; a re-score moves score_id on. */
   async markScored(scoreId: string): Promise<AttemptRecord> {
     const row = readAttempt(this.sql);
@@ -251,24 +278,33 @@ export class AttemptDO extends DurableObject<Env> {
   private autoSubmitIfOverdue(nowMs: number): boolean {
     const row = readAttempt(this.sql);
     if (!row || !isOverdue(toRecord(row), nowMs)) return false;
-    this.recordSubmission(nowMs, {}, true);
+    this.recordSubmission(nowMs, {}, true, null);
     return true;
   }
 
-  /** SUBMITTED with the payload, in one transaction: from here the overlay is frozen. */
-  private recordSubmission(nowMs: number, payload: SubmissionPayload, auto: boolean): void {
+  /** SUBMITTED with the payload, and the diff's files as the overlay, in one transaction: from here the overlay is frozen. */
+  private recordSubmission(nowMs: number, payload: SubmissionPayload, auto: boolean, diffFiles: StagedChange[] | null): void {
     this.ctx.storage.transactionSync(() => {
+      if (diffFiles) replaceOverlay(this.sql, diffFiles, iso(nowMs));
       updateAttempt(this.sql, nowMs, { status: "SUBMITTED", submitted_at: iso(nowMs), auto_submitted: auto ? 1 : 0 });
       this.sql.exec("INSERT INTO submission (id, payload) VALUES (1, ?)", JSON.stringify(payload));
     });
   }
 
-  private submitNow(actor: AttemptActor, payload: SubmissionPayload): Outcome<true> {
+  private submitNow(actor: AttemptActor, payload: SubmissionPayload, diffFiles: StagedChange[] | null): Outcome<true> {
     const denied = this.actorRefusal(actor);
     if (denied) return denied;
     const refusal = stateRefusal("submit", currentAttempt(this.sql));
     if (refusal) return { ok: false, refusal };
-    this.recordSubmission(Date.now(), payload, false);
+    if (diffFiles) {
+      // The diff's files are the whole overlay, so they are held to its limits on their own.
+      const plan = planOverlay(
+        new Map(),
+        diffFiles.map((f) => ({ path: f.path, op: f.op, size: f.op === "upsert" ? f.content.byteLength : 0 })),
+      );
+      if (!plan.ok) return plan;
+    }
+    this.recordSubmission(Date.now(), payload, false, diffFiles);
     return accept(true);
   }
 
@@ -297,6 +333,7 @@ export class AttemptDO extends DurableObject<Env> {
           at,
         );
       }
+      recordSaves(this.sql, at, changes);
     });
     return accept({ saved: changes.length, files: plan.files, total_bytes: plan.totalBytes, updated_at: at });
   }

@@ -1,11 +1,13 @@
 import type { AttemptRecord, AttemptStatus, SubmissionPayload } from "../../domain/attempts";
 import type { OverlayEntry, OverlayOp } from "../../domain/overlay";
 import type { RunRecord, StoredRunStatus } from "../../domain/runs";
+import type { StagedChange } from "./types";
 
 // The object's own SQLite database: one attempt, its overlay, its IDE tokens, the full
 // submission (the git diff and behavior signals are too large for the D1 row), and its test
 // runs. Runs live here, written through to D1 like the attempt, because their bound in
 // flight, the attempt's state and the overlay they copy must be read and changed in one step.
+// The save history (saves.ts) keeps every change to the overlay, which holds only the latest.
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS attempt (
   id TEXT PRIMARY KEY, task_id TEXT NOT NULL, organization_id TEXT NOT NULL, candidate_id TEXT NOT NULL,
@@ -28,6 +30,17 @@ CREATE TABLE IF NOT EXISTS runs (
   created_at TEXT NOT NULL, updated_at TEXT NOT NULL, finished_at TEXT, reason TEXT, result TEXT,
   sweep_at INTEGER, version INTEGER NOT NULL, synced_version INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS saves (
+  seq INTEGER PRIMARY KEY, save INTEGER NOT NULL, at TEXT NOT NULL, path TEXT NOT NULL, op TEXT NOT NULL,
+  size INTEGER NOT NULL, sha256 TEXT
+);
+CREATE INDEX IF NOT EXISTS saves_by_save ON saves (save);
+CREATE INDEX IF NOT EXISTS saves_by_time ON saves (at, save);
+CREATE INDEX IF NOT EXISTS saves_by_path ON saves (path, save);
+CREATE TABLE IF NOT EXISTS save_contents (
+  sha256 TEXT PRIMARY KEY, content BLOB NOT NULL, size INTEGER NOT NULL, last_seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS save_contents_by_age ON save_contents (last_seq, size);
 `;
 
 export type StateRow = {
@@ -95,6 +108,30 @@ export function updateAttempt(sql: SqlStorage, nowMs: number, fields: Partial<Om
 
 export function readOverlay(sql: SqlStorage): OverlayEntry[] {
   return sql.exec<OverlayRow>("SELECT path, op, size, sha256, updated_at FROM overlay ORDER BY path").toArray();
+}
+
+/**
+ * Makes `files` the whole overlay (a submission by diff). An entry the saved overlay held with
+ * the same content keeps its updated_at: the overlay's last change, which scoring compares
+ * with the runs, stays when the work last changed.
+ */
+export function replaceOverlay(sql: SqlStorage, files: readonly StagedChange[], at: string): void {
+  const saved = new Map(readOverlay(sql).map((e) => [e.path, e]));
+  sql.exec("DELETE FROM overlay");
+  for (const file of files) {
+    const [content, size, sha256] = file.op === "upsert" ? [file.content, file.content.byteLength, file.sha256] : [null, 0, null];
+    const before = saved.get(file.path);
+    const updatedAt = before && before.op === file.op && before.sha256 === sha256 ? before.updated_at : at;
+    sql.exec(
+      "INSERT INTO overlay (path, op, content, size, sha256, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+      file.path,
+      file.op,
+      content,
+      size,
+      sha256,
+      updatedAt,
+    );
+  }
 }
 
 export function readOverlayContents(sql: SqlStorage): OverlayContentRow[] {

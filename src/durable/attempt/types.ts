@@ -9,7 +9,7 @@ export type AttemptActor = { kind: "candidate" } | { kind: "ide"; tokenHash: str
 
 export type NewAttempt = Pick<AttemptRecord, "id" | "task_id" | "organization_id" | "candidate_id" | "time_limit_minutes">;
 
-/** One entry of a PATCH, decoded and hashed by the route so the object only checks and stores. */
+/** One overlay entry of a PATCH or of a submission by diff, decoded and hashed before the object, which only checks and stores. */
 export type StagedChange = { path: string; op: "upsert"; content: Uint8Array; sha256: string } | { path: string; op: "delete" };
 
 export interface OverlaySaved {

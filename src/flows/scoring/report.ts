@@ -1,5 +1,6 @@
 import { database } from "../../db/client";
 import { runTimeline } from "../../db/runs";
+import { measuredTelemetry } from "../../db/telemetry";
 import type { TaskRow } from "../../db/tasks";
 import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import { classifyPath } from "../../domain/patch-rules";
@@ -106,11 +107,13 @@ export async function buildReport(
   const { ignoredTestEdits } = jobFiles;
   const { task, attempt } = ids;
   const object = attemptObject(env, attempt.id);
-  const [files, rawPayload, overlay, attemptRuns] = await Promise.all([
+  const db = database(env.DB);
+  const [files, rawPayload, overlay, attemptRuns, telemetry] = await Promise.all([
     changedFiles(env, task, attempt.id),
     object.submissionPayload(),
     object.overlay(),
-    runTimeline(database(env.DB), attempt.id),
+    runTimeline(db, attempt.id),
+    measuredTelemetry(db, attempt.id, attempt.submitted_at ?? new Date().toISOString()),
   ]);
   // RPC types the payload's free-form behavior_signals away; it is the object's own SubmissionPayload.
   const payload = rawPayload as SubmissionPayload | null;
@@ -128,7 +131,8 @@ export async function buildReport(
       timeLimitMinutes: attempt.time_limit_minutes,
       startedAt: attempt.started_at,
       submittedAt: attempt.submitted_at,
-      signals: payload?.behavior_signals ?? {},
+      telemetry,
+      claimed: payload?.behavior_signals ?? {},
     }),
     communication: communication(payload?.explanation ?? null, files),
   };

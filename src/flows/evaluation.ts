@@ -1,0 +1,103 @@
+import { database } from "../db/client";
+import { newestFinishedScore, runsAfter, scoreTimes, telemetryPerMinute } from "../db/evaluation";
+import { latestScore } from "../db/scores";
+import { findTask } from "../db/tasks";
+import { accept, refuse, type Outcome, type SubmissionPayload } from "../domain/attempts";
+import {
+  boundFor,
+  lifecycleEvents,
+  mergeTimeline,
+  saveEvents,
+  saveTie,
+  scoringEvents,
+  telemetryEvents,
+  type TimelineCursor,
+  type TimelinePage,
+} from "../domain/evaluation";
+import type { OverlayEntry } from "../domain/overlay";
+import { attemptObject } from "../durable/attempt/object";
+import type { Env } from "../env";
+
+// An attempt's evaluation for its organization's staff (docs/api.md, "Evaluation"): what the
+// attempt object holds (its lifecycle, saves, submission) beside what D1 holds (runs,
+// telemetry, score reports).
+
+/**
+ * One page of the attempt's timeline after `cursor`. Each source gives one event more than
+ * a page from where the cursor left it, so the merge knows whether another page follows.
+ */
+export async function timelinePage(env: Env, attemptId: string, cursor: TimelineCursor | undefined, limit: number): Promise<TimelinePage> {
+  const db = database(env.DB);
+  const object = attemptObject(env, attemptId);
+  const more = limit + 1;
+  const saves = boundFor(cursor, "save");
+  const [record, groups, runs, telemetry, scores] = await Promise.all([
+    object.record(),
+    object.saveGroups(saves && { at: saves.at, save: saveTie(saves) }, more),
+    runsAfter(db, attemptId, boundFor(cursor, "run"), more),
+    // From the minute the cursor falls in, which may lie before it: one minute more.
+    telemetryPerMinute(db, attemptId, boundFor(cursor, "telemetry")?.at ?? null, more + 1),
+    scoreTimes(db, attemptId),
+  ]);
+  if (!record) throw new Error(`attempt ${attemptId} has no state in its object`);
+  return mergeTimeline(
+    [lifecycleEvents(record), saveEvents(groups), runs, telemetryEvents(telemetry), scoringEvents(scores)],
+    cursor,
+    limit,
+  );
+}
+
+export interface SubmissionDiff {
+  submitted_at: string;
+  auto_submitted: boolean;
+  git_diff: string | null;
+  git_diff_bytes: number;
+  files: OverlayEntry[];
+  total_bytes: number;
+}
+
+/** The submitted diff as the client sent it, and the overlay as submission froze it; 409 before submission. */
+export async function submissionDiff(env: Env, attemptId: string): Promise<Outcome<SubmissionDiff>> {
+  const object = attemptObject(env, attemptId);
+  const [record, rawPayload, files] = await Promise.all([object.record(), object.submissionPayload(), object.overlay()]);
+  if (!record) throw new Error(`attempt ${attemptId} has no state in its object`);
+  // RPC types the payload's free-form behavior_signals away; it is the object's own SubmissionPayload.
+  const payload = rawPayload as SubmissionPayload | null;
+  if (!record.submitted_at || !payload) {
+    return refuse(409, `Attempt ${attemptId} is ${record.status}; its diff exists once it is submitted`);
+  }
+  const gitDiff = payload.git_diff ?? null;
+  return accept({
+    submitted_at: record.submitted_at,
+    auto_submitted: record.auto_submitted,
+    git_diff: gitDiff,
+    git_diff_bytes: new TextEncoder().encode(gitDiff ?? "").byteLength,
+    files,
+    total_bytes: files.reduce((n, f) => n + f.size, 0),
+  });
+}
+
+/**
+ * The attempt's score report in force, whole, with the names of the task's hidden tests;
+ * 409 while there is none, saying why.
+ */
+export async function scoreEvidence(env: Env, attempt: { id: string; taskId: string }): Promise<Outcome<Record<string, unknown>>> {
+  const db = database(env.DB);
+  const [score, task] = await Promise.all([newestFinishedScore(db, attempt.id), findTask(db, attempt.taskId)]);
+  if (!score?.report || !score.completedAt) {
+    const latest = await latestScore(db, attempt.id);
+    const why = !latest
+      ? "it has not been submitted, or its scoring has not started"
+      : latest.status === "failed"
+        ? `scoring failed: ${latest.reason ?? "no reason was recorded"}`
+        : "scoring is in progress";
+    return refuse(409, `Attempt ${attempt.id} has no score report yet: ${why}`);
+  }
+  return accept({
+    view: "staff",
+    ...score.report,
+    created_at: score.createdAt,
+    completed_at: score.completedAt,
+    hidden_tests: { fail_to_pass: task?.failToPass ?? [], pass_to_pass: task?.passToPass ?? [] },
+  });
+}
