@@ -33,19 +33,19 @@ export function consumeTelemetry(batch: MessageBatch<TelemetryMessage>, env: Env
 }
 
 /**
- * Consumer of `telemetry-dlq`: events that could not be stored after every retry. They are
- * activity metadata with no state depending on them, so they are logged (ids only) and dropped.
+ * Consumer of `telemetry-dlq`: events whose storing kept failing (D1 unavailable for longer
+ * than the main queue's retries). It tries once more per delivery, later and slower, with the
+ * same idempotent insert; only when these retries are spent too are the events lost, and the
+ * log names them.
  */
-export function consumeTelemetryDeadLetters(batch: MessageBatch<TelemetryMessage>): Promise<void> {
+export function consumeTelemetryDeadLetters(batch: MessageBatch<TelemetryMessage>, env: Env): Promise<void> {
   return consumeEach(batch, {
     ...common,
+    retryDelaySeconds: () => 60,
     async handle(message) {
-      const { attempt_id, events } = message.body;
-      log("error", "telemetry: dead letter, events dropped", {
-        attempt_id,
-        attempts: message.attempts,
-        event_ids: events.map((e) => e.event_id),
-      });
+      const { attempt_id, organization_id, events } = message.body;
+      log("warn", "telemetry: dead letter, storing late", { attempt_id, attempts: message.attempts, event_ids: events.map((e) => e.event_id) });
+      await insertTelemetry(database(env.DB), attempt_id, organization_id, events);
       message.ack();
     },
   });

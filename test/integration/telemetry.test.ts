@@ -1,5 +1,8 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { TelemetryMessage } from "../../src/queues/messages";
+import worker from "../../src/index";
 import { assignedTask, createAttempt, openIdeSession, startedAttempt, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 
@@ -245,4 +248,21 @@ describe("POST /siem/events/batch", () => {
     expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(["202", "401", "403", "404", "409", "413", "422", "429"]));
     expect(JSON.stringify(doc.components.schemas.TelemetryEvent)).toContain("ai_chat_message_sent");
   });
+
+  it("the dead-letter queue stores late what the main queue could not, once", async () => {
+    const { attempt } = await startedAttempt();
+    const body: TelemetryMessage = {
+      attempt_id: attempt.id,
+      organization_id: attempt.organization_id,
+      events: [{ event_id: "late-1", seq: 1, kind: "focus_lost", occurred_at: "2026-11-20T10:00:00.000Z", data: {} }],
+    };
+    for (const attempts of [1, 2]) {
+      const batch = createMessageBatch<TelemetryMessage>("telemetry-dlq", [{ id: `dlq-${attempts}`, timestamp: new Date(), attempts, body }]);
+      const ctx = createExecutionContext();
+      await worker.queue(batch as MessageBatch, env);
+      expect((await getQueueResult(batch, ctx)).explicitAcks).toEqual([`dlq-${attempts}`]);
+    }
+    expect((await stored(attempt.id)).map((e) => e.event_id)).toEqual(["late-1"]);
+  });
 });
+
