@@ -13,6 +13,7 @@ import { mintDevToken } from "../lib/dev-identity";
 import { readDevVars } from "../lib/dev-vars";
 import { DEV_VARS, ROOT, STATE_DIR } from "../lib/paths";
 import { launchStack } from "../lib/stack";
+import { benchClient } from "./client";
 import { percentile, type Emit } from "./metrics";
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 1000);
@@ -22,58 +23,12 @@ const EVENTS_PER_BATCH = 100;
 const WARMUP_BATCHES = 10;
 /** The per-attempt bound of docs/limits.md; a run closer to it would measure the 429s. */
 const ATTEMPT_BATCHES_PER_MINUTE = 30;
-const READY_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 600) * 1000;
 /** Longer than the consumer's whole retry chain (5 + 10 + 20 + 40 + 80 s), so a retried message still counts. */
 const STORED_TIMEOUT_MS = 240_000;
 /** Each poll is a second workerd on the same SQLite files; rarely, so as not to contend with the consumer's writes. */
 const STORED_POLL_MS = 3000;
-const DEMO_PULL = "assay-demo/slugify-js/pull/1";
 
-let requests = 0;
-
-async function api(base: string, method: string, path: string, token: string, body?: unknown) {
-  requests += 1;
-  const headers: Record<string, string> = {
-    authorization: `Bearer ${token}`,
-    "cf-connecting-ip": `10.202.${(requests >> 8) & 255}.${requests & 255}`,
-  };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const started = performance.now();
-  const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.text();
-  const ms = performance.now() - started;
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, ms };
-}
-
-async function expectStatus(what: string, status: number, call: ReturnType<typeof api>) {
-  const res = await call;
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-  return res;
-}
-
-/** Imports the demo pull request as a PUBLIC task and waits until it is READY. */
-async function readyTask(base: string, repohost: string, token: string): Promise<string> {
-  const imported = await expectStatus(
-    "import the demo pull request",
-    202,
-    api(base, "POST", "/tasks/import-pr", token, {
-      pr_url: `${repohost}/${DEMO_PULL}`,
-      visibility: "PUBLIC",
-      organization_id: "bench-org",
-      tags: ["bench"],
-    }),
-  );
-  const taskId = String(imported.body.task_id);
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
-    const { body } = await expectStatus("read the task", 200, api(base, "GET", `/tasks/${taskId}`, token));
-    if (body.status === "READY") return taskId;
-    if (body.status === "FAILED") throw new Error(`the demo task could not be made READY: ${String(body.failure_reason)}`);
-    if (Date.now() > deadline) throw new Error(`the demo task is still ${String(body.status)} after ${READY_TIMEOUT_MS / 1000} s`);
-    console.error(`[bench] task ${taskId} is ${String(body.status)}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
+const { api, expectStatus, readyTask } = benchClient(202);
 
 /** A working minute's mix: mostly typing windows, with focus changes, file opens, copy and paste, runs and chat. */
 function batchEvents(prefix: string, batch: number, sentAt: number) {
