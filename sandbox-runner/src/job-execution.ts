@@ -340,11 +340,11 @@ async function copyTree(from: string, to: string): Promise<void> {
   await runTool("cp", ["-a", "--no-preserve=ownership", `${from}/.`, to]);
 }
 
-async function chownTree(paths: string[], owner: { uid: number; gid: number }): Promise<void> {
+export async function chownTree(paths: string[], owner: { uid: number; gid: number }): Promise<void> {
   await runTool("chown", ["-R", "-P", `${owner.uid}:${owner.gid}`, ...paths]);
 }
 
-async function removeTree(path: string): Promise<void> {
+export async function removeTree(path: string): Promise<void> {
   try {
     await rm(path, { recursive: true, force: true });
   } catch {

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import type { Cgroups, JobCgroup } from "./cgroups";
 import type { Limits } from "./job-schema";
 import { OutputCapture } from "./output-capture";
@@ -48,20 +48,37 @@ export interface SandboxRun {
   limits: Limits;
   /** Pool slot; picks the uid so concurrent jobs never share a process count. */
   slot: number;
+  /** Aborting kills the whole tree (killedFor "aborted"). */
   signal: AbortSignal;
+  /** Give the command a stdin pipe (interactive executions); otherwise stdin is /dev/null. */
+  stdin?: boolean;
 }
 
 export type KillCause = "wall" | "cpu" | "memory" | "workspace" | "aborted";
 
-export interface SandboxResult {
+export interface SandboxExit {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   killedFor: KillCause | null;
+  runMs: number;
+  spawnError: string | null;
+}
+
+export interface SandboxResult extends SandboxExit {
   log: Buffer;
   logTruncated: boolean;
   outputBytes: number;
-  runMs: number;
-  spawnError: string | null;
+}
+
+/** A started command: its pipes as they are, and its end. */
+export interface SandboxProcess {
+  /** Null unless the run asked for stdin; writes after the command exits are dropped. */
+  stdin: Writable | null;
+  /** Null only when the command could not be started (then `done` says why). */
+  stdout: Readable | null;
+  stderr: Readable | null;
+  /** Settles once every process of the job is gone and its control groups are removed. */
+  done: Promise<SandboxExit>;
 }
 
 export interface SandboxOptions {
@@ -155,9 +172,10 @@ export class Sandbox {
    * Starts the process a job's command will run in and puts it in the job's control groups
    * while the job is still being set up: joining a v1 group waits for an RCU grace period
    * (about 10 ms), which then costs the job nothing. The process is a shell blocked on fd 3
-   * until `run` sends it the command line; null where there are no control groups.
+   * until `start` sends it the command line; null where there are no control groups. `stdin`
+   * must match the run's `stdin`: the command inherits this process's stdin.
    */
-  launch(slot: number, limits: Limits): Launch | null {
+  launch(slot: number, limits: Limits, stdin = false): Launch | null {
     const cgroups = this.options.unsafe ? null : this.options.cgroups;
     if (!cgroups) return null;
     const owner = this.ownerFor(slot);
@@ -165,7 +183,7 @@ export class Sandbox {
       cwd: "/",
       env: {},
       detached: true,
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
+      stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe"],
       ...(owner ?? {}),
     });
     const exited = exitOf(child);
@@ -194,10 +212,25 @@ export class Sandbox {
     };
   }
 
+  /** Runs to completion, keeping the first `output_bytes` of stdout and stderr together. */
   async run(job: SandboxRun, launched: Launch | null = null): Promise<SandboxResult> {
+    const capture = new OutputCapture(job.limits.output_bytes);
+    const started = await this.start(job, launched);
+    started.stdout?.on("data", (c: Buffer) => capture.append(c));
+    started.stderr?.on("data", (c: Buffer) => capture.append(c));
+    const exit = await started.done;
+    return { ...exit, log: capture.render(), logTruncated: capture.truncated, outputBytes: capture.total };
+  }
+
+  /**
+   * Starts the command and hands back its pipes unread: the caller must consume stdout and
+   * stderr (the process cannot finish while a full pipe blocks it). `launched` must have been
+   * launched with stdin when `job.stdin` is set.
+   */
+  async start(job: SandboxRun, launched: Launch | null = null): Promise<SandboxProcess> {
     const limits = job.limits;
     const cpuSeconds = Math.ceil(limits.cpu_ms / 1000);
-    const launch = launched ?? this.launch(job.slot, limits);
+    const launch = launched ?? this.launch(job.slot, limits, job.stdin === true);
     const rlimits = [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--fsize=${limits.workspace_mb * 1024 * 1024}`, "--core=0", "--nofile=4096"];
     // Without control groups: processes per uid (each slot has its own when the runner is
     // root; otherwise the pool is one job wide, see runner-service.ts) and the data segment as
@@ -207,7 +240,6 @@ export class Sandbox {
     const argv = this.options.unsafe
       ? ["/usr/bin/prlimit", ...rlimits, "--", ...job.command]
       : ["/usr/bin/prlimit", ...rlimits, "--", this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command];
-    const capture = new OutputCapture(limits.output_bytes);
     const started = performance.now();
     let child: ChildProcess;
     let exited: Promise<Exit>;
@@ -215,7 +247,7 @@ export class Sandbox {
       const { error } = await launch.placed;
       if (error) {
         await launch.cancel();
-        return failedStart(error);
+        return { stdin: null, stdout: null, stderr: null, done: Promise.resolve(failedStart(error)) };
       }
       ({ child, exited } = launch);
       (child.stdio[3] as Writable).end(Buffer.from(argv.map((a) => `${a}\0`).join("")));
@@ -225,13 +257,13 @@ export class Sandbox {
         cwd: this.options.unsafe ? job.workspace : "/",
         env,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: [job.stdin ? "pipe" : "ignore", "pipe", "pipe"],
         ...(owner ?? {}),
       });
       exited = exitOf(child);
     }
-    child.stdout?.on("data", (c: Buffer) => capture.append(c));
-    child.stderr?.on("data", (c: Buffer) => capture.append(c));
+    // A command that exits (or closes its stdin) before reading what was written gives EPIPE.
+    child.stdin?.on("error", () => undefined);
 
     let killedFor: KillCause | null = null;
     const kill = (cause: KillCause) => {
@@ -244,28 +276,22 @@ export class Sandbox {
     const wallTimer = setTimeout(() => kill("wall"), limits.wall_ms);
     const monitor = this.monitor(child.pid, job, kill, launch === null);
 
-    const outcome = await exited;
-    clearTimeout(wallTimer);
-    job.signal.removeEventListener("abort", onAbort);
-    monitor.stop();
-    const group = launch ? (await launch.placed).group : null;
-    // A job's processes cannot leave its groups (/sys is not in the sandbox and the groups'
-    // files are root's), so emptying the groups ends all of them; the uid sweep is for runs
-    // without groups.
-    if (group) {
-      if (await group.memoryKilled()) killedFor ??= "memory";
-      await group.destroy();
-    } else if (owner) await killAllOwnedBy(owner.uid);
-    return {
-      exitCode: outcome.code,
-      signal: outcome.signal,
-      killedFor,
-      log: capture.render(),
-      logTruncated: capture.truncated,
-      outputBytes: capture.total,
-      runMs: Math.round(performance.now() - started),
-      spawnError: outcome.error,
-    };
+    const done = (async (): Promise<SandboxExit> => {
+      const outcome = await exited;
+      clearTimeout(wallTimer);
+      job.signal.removeEventListener("abort", onAbort);
+      monitor.stop();
+      const group = launch ? (await launch.placed).group : null;
+      // A job's processes cannot leave its groups (/sys is not in the sandbox and the groups'
+      // files are root's), so emptying the groups ends all of them; the uid sweep is for runs
+      // without groups.
+      if (group) {
+        if (await group.memoryKilled()) killedFor ??= "memory";
+        await group.destroy();
+      } else if (owner) await killAllOwnedBy(owner.uid);
+      return { exitCode: outcome.code, signal: outcome.signal, killedFor, runMs: Math.round(performance.now() - started), spawnError: outcome.error };
+    })();
+    return { stdin: child.stdin, stdout: child.stdout, stderr: child.stderr, done };
   }
 
   /** CPU and workspace always; resident memory only where no control group enforces it. */
@@ -373,6 +399,6 @@ function killGroup(pid: number): void {
   }
 }
 
-function failedStart(reason: string): SandboxResult {
-  return { exitCode: null, signal: null, killedFor: null, log: Buffer.alloc(0), logTruncated: false, outputBytes: 0, runMs: 0, spawnError: reason };
+function failedStart(reason: string): SandboxExit {
+  return { exitCode: null, signal: null, killedFor: null, runMs: 0, spawnError: reason };
 }
