@@ -16,7 +16,10 @@ import { RUBRIC_VERSION, SUBSCORES, WEIGHTS, type SubscoreName } from "../../src
 import { mintLocalToken } from "../lib/local-token";
 import { ROOT, STATE_DIR } from "../lib/paths";
 import { launchStack } from "../lib/stack";
+import { benchClient } from "./client";
 import { percentile, type Emit } from "./metrics";
+
+const { api, expectStatus } = benchClient(203);
 
 const ATTEMPTS = Number(process.env.BENCH_ANALYTICS_ATTEMPTS ?? 10_000);
 const CALLS = Number(process.env.BENCH_ANALYTICS_CALLS ?? 200);
@@ -181,18 +184,10 @@ export default async function analyticsBench(emit: Emit): Promise<void> {
     console.error(`[bench] seeded ${ATTEMPTS} attempts into ${orgId} in ${Math.round(performance.now() - seeding)} ms`);
     const token = await mintLocalToken({ sub: `${orgId}-interviewer`, email: `${orgId}-interviewer@example.test`, role: "interviewer", org: orgId, ttl: "1h" });
 
-    let requests = 0;
     const analytics = async () => {
-      requests += 1;
-      const started = performance.now();
-      const res = await fetch(`${base}/api/v1/analytics/org/${orgId}`, {
-        // Rotating client IPs keep the per-IP rate limit out of the figures, as in the other suites.
-        headers: { authorization: `Bearer ${token}`, "cf-connecting-ip": `10.202.${(requests >> 8) & 255}.${requests & 255}` },
-      });
-      const body = (await res.json()) as { funnel?: { attempts: number } };
-      const ms = performance.now() - started;
-      if (res.status !== 200) throw new Error(`analytics: ${res.status} ${JSON.stringify(body)}`);
-      if (body.funnel?.attempts !== ATTEMPTS) throw new Error(`analytics counted ${body.funnel?.attempts} attempts, not ${ATTEMPTS}`);
+      const { body, ms } = await expectStatus("analytics", 200, api(base, "GET", `/analytics/org/${orgId}`, token));
+      const counted = (body.funnel as { attempts?: number } | undefined)?.attempts;
+      if (counted !== ATTEMPTS) throw new Error(`analytics counted ${counted} attempts, not ${ATTEMPTS}`);
       return ms;
     };
     // Warm-up: the first call creates the interviewer's user row and brings D1's pages into memory.

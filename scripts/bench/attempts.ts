@@ -6,11 +6,8 @@
 // it to be READY; each attempt has its own candidate. Client IPs rotate, as in the api suite,
 // so the per-IP rate limits are evaluated on every request without capping the load. A
 // GET /api/v1/me per attempt, under the same load, is the baseline of an authenticated request.
-import { mintDevToken } from "../lib/dev-identity";
-import { readDevVars } from "../lib/dev-vars";
-import { DEV_VARS } from "../lib/paths";
 import { launchStack } from "../lib/stack";
-import { benchClient } from "./client";
+import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
 
 const ATTEMPTS = Number(process.env.BENCH_ATTEMPTS ?? 100);
@@ -26,18 +23,7 @@ export default async function attemptsBench(emit: Emit): Promise<void> {
   const base = given ?? stack!.apiUrl;
   const repohost = given ? (process.env.BENCH_REPOHOST_URL ?? "http://127.0.0.1:8790") : stack!.repohostUrl;
   try {
-    const vars = readDevVars(DEV_VARS);
-    const mint = (sub: string, role: string, org?: string) =>
-      mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
-        sub,
-        email: `${sub}@example.test`,
-        role,
-        org,
-        ttl: "2h",
-        issuer: vars.AUTH_ISSUER,
-        audience: vars.AUTH_AUDIENCE,
-      });
-    const taskId = await readyTask(base, repohost, await mint("bench-interviewer", "interviewer", "bench-org"));
+    const taskId = await readyTask(base, repohost, await benchToken("bench-interviewer", "interviewer", "bench-org"));
     const run = crypto.randomUUID().slice(0, 8);
     const file = (n: number) => btoa(`// save ${n}\n`.padEnd(FILE_BYTES, "x"));
 
@@ -47,7 +33,7 @@ export default async function attemptsBench(emit: Emit): Promise<void> {
     let next = 0;
     const worker = async () => {
       for (let i = next++; i < ATTEMPTS; i = next++) {
-        const token = await mint(`bench-candidate-${run}-${i}`, "candidate");
+        const token = await benchToken(`bench-candidate-${run}-${i}`, "candidate");
         const created = await expectStatus("create an attempt", 201, api(base, "POST", "/attempts", token, { task_id: taskId }));
         const id = String(created.body.id);
         baseline.push((await expectStatus("me", 200, api(base, "GET", "/me", token))).ms);

@@ -1,6 +1,8 @@
 // The HTTP side the API benches share: timed requests from rotating client IPs (so the per-IP
 // rate limits are evaluated on every request without capping the load) and the demo task.
 
+import { mintLocalToken } from "../lib/local-token";
+
 const READY_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 600) * 1000;
 const DEMO_PULL = "assay-demo/slugify-js/pull/1";
 
@@ -59,4 +61,9 @@ export function benchClient(subnet: number) {
   }
 
   return { api, expectStatus, readyTask };
+}
+
+/** A two-hour session token of the local stack for a bench user. */
+export function benchToken(sub: string, role: string, org?: string): Promise<string> {
+  return mintLocalToken({ sub, email: `${sub}@example.test`, role, org, ttl: "2h" });
 }

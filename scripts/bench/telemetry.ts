@@ -9,11 +9,9 @@
 // last of its events' `received_at` (D1's clock at insert) minus the time the batch was sent,
 // read at the end from the stack's local D1 with `wrangler d1 execute`.
 import { spawnSync } from "node:child_process";
-import { mintDevToken } from "../lib/dev-identity";
-import { readDevVars } from "../lib/dev-vars";
-import { DEV_VARS, ROOT, STATE_DIR } from "../lib/paths";
+import { ROOT, STATE_DIR } from "../lib/paths";
 import { launchStack } from "../lib/stack";
-import { benchClient } from "./client";
+import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
 
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 1000);
@@ -80,25 +78,14 @@ export default async function telemetryBench(emit: Emit): Promise<void> {
   const base = given ?? stack!.apiUrl;
   const repohost = given ? (process.env.BENCH_REPOHOST_URL ?? "http://127.0.0.1:8790") : stack!.repohostUrl;
   try {
-    const vars = readDevVars(DEV_VARS);
-    const mint = (sub: string, role: string, org?: string) =>
-      mintDevToken(vars.DEV_IDP_PRIVATE_JWK!, {
-        sub,
-        email: `${sub}@example.test`,
-        role,
-        org,
-        ttl: "2h",
-        issuer: vars.AUTH_ISSUER,
-        audience: vars.AUTH_AUDIENCE,
-      });
-    const taskId = await readyTask(base, repohost, await mint("bench-interviewer", "interviewer", "bench-org"));
+    const taskId = await readyTask(base, repohost, await benchToken("bench-interviewer", "interviewer", "bench-org"));
     const run = crypto.randomUUID().slice(0, 8);
 
     const ideTokens: string[] = new Array<string>(ATTEMPTS);
     let nextAttempt = 0;
     const setUp = async () => {
       for (let i = nextAttempt++; i < ATTEMPTS; i = nextAttempt++) {
-        const token = await mint(`bench-telemetry-${run}-${i}`, "candidate");
+        const token = await benchToken(`bench-telemetry-${run}-${i}`, "candidate");
         const created = await expectStatus("create an attempt", 201, api(base, "POST", "/attempts", token, { task_id: taskId }));
         const id = String(created.body.id);
         await expectStatus("start", 200, api(base, "POST", `/attempts/${id}/start`, token));

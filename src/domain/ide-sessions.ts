@@ -1,3 +1,4 @@
+import { sha256Hex } from "../lib/digest";
 /**
  * IDE session tokens (spec section 5): per-attempt bearer credentials for an IDE client,
  * `assay_ide_` + 256 random bits in base64url. The service keeps only their SHA-256.
@@ -24,8 +25,7 @@ export function newIdeToken(): string {
 
 /** What the service keeps of a token: its SHA-256, lowercase hex. */
 export async function hashIdeToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(token);
 }
 
 /** The deep link that opens the attempt in the IDE (docs/api.md). */

@@ -6,6 +6,7 @@
 
 import { backoffSeconds } from "./backoff";
 import { newId } from "../lib/ids";
+import { sha256Hex } from "../lib/digest";
 
 /**
  * unused: open, the link works; used: accepted (final); expired: unused past its expiry
@@ -57,8 +58,7 @@ export function newInviteToken(): string {
 
 /** What the database keeps of a token: its SHA-256, hex. The token itself is only in the e-mail. */
 export async function hashInviteToken(token: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(token);
 }
 
 /** The web app's page for a token; it posts the token to POST /api/v1/invites/accept. */

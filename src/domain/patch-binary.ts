@@ -8,6 +8,7 @@
 import type { BinaryFile, PatchSplit } from "./patch-split";
 import { PR_LIMITS } from "./patch-split";
 import type { ParseResult } from "./pr-url";
+import { toHex } from "../lib/digest";
 
 export interface BinaryContents {
   /** Contents at the base commit, by path at base. */
@@ -32,8 +33,7 @@ async function blobId(content: Uint8Array): Promise<string> {
   const object = new Uint8Array(header.length + content.length);
   object.set(header);
   object.set(content, header.length);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-1", object));
-  return [...digest].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(await crypto.subtle.digest("SHA-1", object));
 }
 
 /**

@@ -4,7 +4,7 @@
  * gains later stays with staff until it is listed here, so nothing naming a hidden test, a
  * file of the hidden test patch, or the test or gold patch reaches a candidate by default.
  */
-import { SUBSCORES, type SubscoreName } from "./scoring";
+import { SUBSCORES, type claimGaps, type SubscoreName } from "./scoring";
 
 export interface TestCounts {
   passed: number;
@@ -19,7 +19,8 @@ export interface CandidateClaim {
   flagged: boolean;
 }
 
-export interface CandidateReport {
+/** A score report as it is stored and staff see it (built by flows/scoring/report.ts). */
+export interface ScoreReport {
   score_id: string;
   attempt_id: string;
   task_id: string;
@@ -28,8 +29,17 @@ export interface CandidateReport {
   subscores: Record<SubscoreName, number>;
   weights: Record<SubscoreName, number>;
   evidence: Record<SubscoreName, Record<string, unknown>>;
-  claims: CandidateClaim[];
+  claims: ReturnType<typeof claimGaps>;
+  flags: string[];
+  ignored_test_edits: string[];
+  /** Overlay paths the hidden-test run left at the task's version (staff evidence). */
+  excluded_from_hidden_run: string[];
 }
+
+/** The candidate's cut of a report: no review flags, no names of the hidden test patch's files. */
+export type CandidateReport = Omit<ScoreReport, "claims" | "flags" | "ignored_test_edits" | "excluded_from_hidden_run"> & {
+  claims: CandidateClaim[];
+};
 
 /**
  * Evidence keys a candidate sees, besides correctness (built by hand below). These describe the

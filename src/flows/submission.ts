@@ -10,6 +10,7 @@ import type { AttemptActor, StagedChange } from "../durable/attempt/types";
 import type { Env } from "../env";
 import { readTarFiles, TarLimitError } from "../services/repohost/tar";
 import { artifactStorage } from "../services/storage/storage";
+import { sha256Hex } from "../lib/digest";
 
 /**
  * Base files a diff within the overlay's limits can start from: what it changes or renames
@@ -17,11 +18,6 @@ import { artifactStorage } from "../services/storage/storage";
  * with room to spare. Anything larger cannot make a submission the overlay can hold.
  */
 const BASE_READ_LIMITS = { stripComponents: 1, maxFileBytes: 2 * OVERLAY_LIMITS.totalBytes, maxStreamBytes: 2 * 1024 ** 3 };
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** The regular files among `paths` in the task's snapshot; 413 when they are more than a submission could start from. */
 async function baseFiles(env: Env, taskId: string, paths: string[]): Promise<Outcome<Map<string, Uint8Array>>> {

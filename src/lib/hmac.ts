@@ -1,3 +1,4 @@
+import { toHex } from "./digest";
 const encoder = new TextEncoder();
 
 // Importing a key costs more than the HMAC itself; secrets are few and live as long as the isolate.
@@ -18,7 +19,7 @@ function hmacKey(secret: string): Promise<CryptoKey> {
 export async function hmacSha256Hex(secret: string, message: string | Uint8Array): Promise<string> {
   const bytes = typeof message === "string" ? encoder.encode(message) : message;
   const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), bytes);
-  return [...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(mac);
 }
 
 /** String equality whose time does not depend on where the strings differ (only on their length). */

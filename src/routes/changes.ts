@@ -9,6 +9,7 @@ import { unwrap } from "../http/outcome";
 import { ownAttempt, visibleAttempt } from "../http/visibility";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
 import type { RouteTable } from "./table";
+import { sha256Hex } from "../lib/digest";
 
 const OverlayEntrySchema = z
   .object({
@@ -44,11 +45,6 @@ const ChangesBody = z.strictObject({
 
 function base64ToBytes(b64: string): Uint8Array {
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-}
-
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 export class PatchChanges extends SessionEndpoint {

@@ -8,21 +8,10 @@ import { ensureDemoRepos } from "../../scripts/dev-repohost/demo-repos";
 import { binaryContentPaths, binaryPatchSection, completeBinaryPatches } from "../../src/domain/patch-binary";
 import { classifyPath } from "../../src/domain/patch-rules";
 import { checkPrSize, checkSplit, type PatchSplit, PR_LIMITS, splitPatch } from "../../src/domain/patch-split";
+import { git } from "../support/node/git";
 
 const exec = promisify(execFile);
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-};
 
-async function git(cwd: string, args: string[]): Promise<Buffer> {
-  return (await exec("git", args, { cwd, env: gitEnv, encoding: "buffer", maxBuffer: 256 * 1024 * 1024 })).stdout;
-}
 const gitText = async (cwd: string, ...args: string[]) => (await git(cwd, args)).toString("utf8").trim();
 
 let workDir: string;

@@ -6,19 +6,11 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FieldIssue, Outcome } from "../../src/domain/attempts";
 import { applySubmissionDiff, checkSubmissionDiff, type CheckedDiff, type SubmittedFile } from "../../src/domain/submission-diff";
+import { git as gitBytes } from "../support/node/git";
 
 const exec = promisify(execFile);
-const gitEnv = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "T",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "T",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-};
-const git = async (cwd: string, ...args: string[]) =>
-  (await exec("git", args, { cwd, env: gitEnv, encoding: "buffer", maxBuffer: 64 * 1024 * 1024 })).stdout.toString("utf8");
+
+const git = async (cwd: string, ...args: string[]) => (await gitBytes(cwd, args)).toString("utf8");
 
 let workDir: string;
 let repoCount = 0;

@@ -1,4 +1,4 @@
-import type { AttemptRecord, AttemptStatus, SubmissionPayload } from "../../domain/attempts";
+import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import type { OverlayEntry, OverlayOp } from "../../domain/overlay";
 import type { RunRecord, StoredRunStatus } from "../../domain/runs";
 import type { StagedChange } from "./types";
@@ -43,20 +43,9 @@ CREATE TABLE IF NOT EXISTS save_contents (
 CREATE INDEX IF NOT EXISTS save_contents_by_age ON save_contents (last_seq, size);
 `;
 
-export type StateRow = {
-  id: string;
-  task_id: string;
-  organization_id: string;
-  candidate_id: string;
-  status: AttemptStatus;
-  time_limit_minutes: number | null;
-  created_at: string;
-  updated_at: string;
-  started_at: string | null;
-  deadline_at: string | null;
-  submitted_at: string | null;
+/** The attempt as its row stores it: SQLite has no booleans, and the submission summary is JSON. */
+export type StateRow = Omit<AttemptRecord, "auto_submitted" | "submission"> & {
   auto_submitted: number;
-  score_id: string | null;
   submission: string | null;
   /** Counts changes of the record; D1 takes a write-through only over an older version. */
   version: number;

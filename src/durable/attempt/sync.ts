@@ -6,6 +6,7 @@ import { overlayManifest } from "../../domain/overlay";
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
 import { currentAttempt, iso, readAttempt, readOverlay, readSubmissionPayload, toRecord, toRunRecord, type RunRow } from "./storage";
+import { sha256Hex } from "../../lib/digest";
 
 /** How soon a failed write-through to D1, scoring enqueue or run sweep is tried again, by alarm. */
 export const RETRY_BY_ALARM_MS = 30_000;
@@ -43,8 +44,7 @@ async function storeSubmissionSummary(sql: SqlStorage): Promise<void> {
   if (!row || row.submission !== null || (row.status !== "SUBMITTED" && row.status !== "SCORED")) return;
   // The overlay is frozen once the attempt is submitted, so nothing changes it during the await.
   const entries = readOverlay(sql);
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(overlayManifest(entries)));
-  const sha256 = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const sha256 = await sha256Hex(overlayManifest(entries));
   const payload = readSubmissionPayload(sql);
   if (!payload) throw new Error(`submitted attempt ${row.id} has no submission payload`);
   const summary = summarizeSubmission(payload, {

@@ -24,6 +24,7 @@ import {
   type Subscore,
   type SubscoreName,
 } from "../../domain/scoring";
+import type { ScoreReport } from "../../domain/score-views";
 import type { ScoringJobFiles } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import type { TestResult } from "../../domain/test-outcomes";
@@ -31,22 +32,6 @@ import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
 import { readTarFiles } from "../../services/repohost/tar";
 import { artifactStorage } from "../../services/storage/storage";
-
-export interface ScoreReport {
-  score_id: string;
-  attempt_id: string;
-  task_id: string;
-  rubric_version: string;
-  overall_score: number;
-  subscores: Record<SubscoreName, number>;
-  weights: Record<SubscoreName, number>;
-  evidence: Record<SubscoreName, Record<string, unknown>>;
-  claims: ReturnType<typeof claimGaps>;
-  flags: string[];
-  ignored_test_edits: string[];
-  /** Overlay paths the hidden-test run left at the task's version (staff evidence). */
-  excluded_from_hidden_run: string[];
-}
 
 const SNAPSHOT_READ_LIMITS = { stripComponents: 1, maxFileBytes: 32 * 1024 * 1024, maxStreamBytes: 2 * 1024 ** 3 };
 

@@ -3,6 +3,7 @@ import type { Env } from "../../env";
 import { S3_MAX_TTL_SECONDS, s3UrlSigner } from "./s3-signer";
 import type { SignedMethod, UrlSigner } from "./signer";
 import { workerUrlSigner } from "./worker-signer";
+import { toHex } from "../../lib/digest";
 
 export interface PresignedUrl {
   url: string;
@@ -55,7 +56,6 @@ function checkKey(key: string): void {
   if (problem) throw new Error(`invalid object key ${JSON.stringify(key)}: ${problem}`);
 }
 
-const hex = (digest: ArrayBuffer) => [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
 
 export function artifactStorage(env: Env): ArtifactStorage {
   const signer = urlSigner(env);
@@ -88,10 +88,10 @@ export function artifactStorage(env: Env): ArtifactStorage {
           toBucket.pipeTo(sized.writable),
           toDigest.pipeTo(digest),
         ]);
-        return { key, size: object.size, sha256: hex(await digest.digest) };
+        return { key, size: object.size, sha256: toHex(await digest.digest) };
       }
       const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-      const sha256 = hex(await crypto.subtle.digest("SHA-256", bytes));
+      const sha256 = toHex(await crypto.subtle.digest("SHA-256", bytes));
       // R2 verifies the digest it is given, so a corrupted write fails instead of being stored.
       const object = await env.BUCKET.put(key, bytes, { httpMetadata, sha256 });
       return { key, size: object.size, sha256 };
@@ -154,5 +154,5 @@ async function putUnsized(
     await upload?.abort().catch(() => undefined);
     throw e;
   }
-  return { key, size, sha256: hex(await digest.digest) };
+  return { key, size, sha256: toHex(await digest.digest) };
 }
