@@ -11,6 +11,7 @@ import { analyticsRoutes } from "./routes/analytics";
 import { attemptRoutes } from "./routes/attempts";
 import { auditEventRoutes } from "./routes/audit-events";
 import { changeRoutes } from "./routes/changes";
+import { codeExecutionRoutes } from "./routes/code-execution";
 import { docsResponse } from "./routes/docs";
 import { evaluationRoutes } from "./routes/evaluation";
 import { log } from "./lib/log";
@@ -48,6 +49,7 @@ const tables: RouteTable[] = [
   evaluationRoutes,
   storageRoutes,
   telemetryRoutes,
+  codeExecutionRoutes,
   internalRunnerRoutes,
 ];
 
@@ -145,5 +147,7 @@ export async function handleFetch(received: Request, env: Env, exec: ExecutionCo
 }
 
 function responseParts(r: Response): [BodyInit | null, ResponseInit] {
-  return [r.body, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers) }];
+  // A socket's 101 keeps its WebSocket, which a copy must carry over.
+  const socket = r.status === 101 ? { webSocket: r.webSocket } : {};
+  return [r.body, { status: r.status, statusText: r.statusText, headers: new Headers(r.headers), ...socket }];
 }

@@ -17,6 +17,8 @@ export interface Env {
    * class; `attemptObject` in durable/attempt/ hands out typed stubs.
    */
   ATTEMPTS: DurableObjectNamespace;
+  /** One ExecutionDO per live code execution (src/durable/execution/), untyped like ATTEMPTS. */
+  EXECUTIONS: DurableObjectNamespace;
   /** Submitted attempts to score: `{attempt_id}`. */
   SCORING: Queue<ScoringMessage>;
   /** IDE telemetry on its way to D1's `telemetry_events`. */

@@ -3,6 +3,7 @@ import type { Env } from "./env";
 import { handleQueue } from "./queues";
 
 export { AttemptDO } from "./durable/attempt/object";
+export { ExecutionDO } from "./durable/execution/object";
 
 export default {
   fetch: handleFetch,

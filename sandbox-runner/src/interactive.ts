@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { chownTree, removeTree } from "./job-execution";
-import type { Limits } from "./job-schema";
+import type { ArtifactCache, CacheLease } from "./cache";
+import { chownTree, createJobDirs, type Mount, mountEnvironment, placeArtifacts, reasonOf, removeTree } from "./job-execution";
+import type { Artifact, Limits } from "./job-schema";
 import { requireRelativePath, UnsafeInputError } from "./safe-path";
 import { type Launch, type Sandbox, SANDBOX_PATHS, type SandboxExit } from "./sandbox";
-import { writeWorkspaceFile } from "./workspace-fs";
+import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";
 
 /**
  * Interactive executions, runner side (docs/runner-protocol.md, "Interactive executions"):
  * one candidate program in the same sandbox as a test job, stdin fed as it arrives and
- * stdout/stderr handed on as the pipes deliver them. Transport-free: whatever carries the
- * session (the Durable Object dial-in, later) sits on `write`/`terminate` and the callbacks.
+ * stdout/stderr handed on as the pipes deliver them. Transport-free: the Durable Object
+ * dial-in (execution-session.ts) sits on `write`/`terminate` and the callbacks.
  */
 
 /** Largest single stdin write; a terminal line or a pasted snippet, not a file upload. */
@@ -20,7 +20,8 @@ export const STDIN_WRITE_MAX_BYTES = 64 * 1024;
 /** Stdin over the whole execution; it bounds what the runner may hold for a program that never reads. */
 export const STDIN_TOTAL_MAX_BYTES = 1024 * 1024;
 
-export type InteractiveLanguage = "node" | "python";
+export const INTERACTIVE_LANGUAGES = ["node", "python"] as const;
+export type InteractiveLanguage = (typeof INTERACTIVE_LANGUAGES)[number];
 
 export interface InteractiveCommand {
   language: InteractiveLanguage;
@@ -56,14 +57,23 @@ export interface InteractiveContext {
   sandboxProblem: string | null;
   /** The runner's work dir; the execution's workspace lives under `jobs/` and is removed at the end. */
   workDir: string;
+  /** Where snapshots and environments come from, downloaded and verified as for test jobs. */
+  cache: ArtifactCache;
 }
 
 export interface InteractiveRequest {
-  files: Array<{ path: string; content: Buffer | string }>;
+  /** Extracted first (its top-level folder stripped), as a test job's snapshot; none when absent. */
+  snapshot?: Artifact | null;
+  /** A prepared environment, mounted read-only as for a test job; none when absent. */
+  environment?: Artifact | null;
+  /** Written over the snapshot, in order; `content: null` deletes the path (an attempt's overlay deletion). */
+  files: Array<{ path: string; content: Buffer | string | null }>;
   command: InteractiveCommand;
   limits: Limits;
   /** Pool slot the caller holds until `onExit`; it picks the sandbox uid. */
   slot: number;
+  /** Input the caller took before it could start the execution (while it waited for a slot); a fresh queue otherwise. */
+  stdin?: StdinQueue;
 }
 
 export interface OutputChunk {
@@ -91,6 +101,8 @@ export interface InteractiveExit {
 }
 
 export interface InteractiveCallbacks {
+  /** Once, when the program has been spawned, before its first output; never for one that did not start. */
+  onStart?(started: { setupMs: number }): void;
   onOutput(chunk: OutputChunk): void;
   /** Exactly once, after the last chunk, once no process of the execution is left. */
   onExit(exit: InteractiveExit): void;
@@ -107,6 +119,40 @@ export interface InteractiveExecution {
   terminate(): void;
 }
 
+/**
+ * A program's stdin, before and while it runs: writes are checked against the limits, kept in
+ * order and piped into the program once it exists.
+ */
+export class StdinQueue {
+  /** What was written, in order; the program reads from it. */
+  readonly stream = new PassThrough();
+  private open = true;
+  private total = 0;
+
+  write(data: Buffer | string): StdinWrite {
+    if (!this.open) return { ok: false, reason: "closed" };
+    const bytes = typeof data === "string" ? Buffer.from(data) : data;
+    if (bytes.length > STDIN_WRITE_MAX_BYTES) return { ok: false, reason: "too_large" };
+    if (this.total + bytes.length > STDIN_TOTAL_MAX_BYTES) return { ok: false, reason: "stdin_limit" };
+    this.total += bytes.length;
+    this.stream.write(bytes);
+    return { ok: true };
+  }
+
+  /** End of input: the program reads EOF once what was written is read. */
+  close(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.stream.end();
+  }
+
+  /** The program is gone: what it did not read is dropped and later writes are `closed`. */
+  discard(): void {
+    this.open = false;
+    this.stream.destroy();
+  }
+}
+
 export const truncationNotice = (limit: number) => `\n[assay-runner] output limit of ${limit} bytes reached; the rest was discarded and the program was stopped\n`;
 
 /**
@@ -117,19 +163,17 @@ export const truncationNotice = (limit: number) => `\n[assay-runner] output limi
 export function startInteractive(ctx: InteractiveContext, request: InteractiveRequest, callbacks: InteractiveCallbacks): InteractiveExecution {
   if (ctx.sandboxProblem) throw new UnsafeInputError(`${ctx.sandboxProblem}; refusing to run untrusted code without the sandbox`);
   const command = interactiveArgv(request.command);
-  const files = request.files.map((f) => ({ path: requireRelativePath(f.path, "workspace file"), content: Buffer.from(f.content) }));
-  const fileBytes = files.reduce((sum, f) => sum + f.content.length, 0);
+  const files = request.files.map((f) => ({ path: requireRelativePath(f.path, "workspace file"), content: f.content === null ? null : Buffer.from(f.content) }));
+  const fileBytes = files.reduce((sum, f) => sum + (f.content?.length ?? 0), 0);
   if (fileBytes > request.limits.workspace_mb * 1024 * 1024) throw new UnsafeInputError(`workspace files: ${fileBytes} bytes exceed the workspace limit of ${request.limits.workspace_mb} MB`);
 
   const requestedAt = performance.now();
   const limit = request.limits.output_bytes;
   const abort = new AbortController();
   // Buffers stdin written before the process exists; piped into it once it does.
-  const input = new PassThrough();
+  const input = request.stdin ?? new StdinQueue();
   let stopCause: "terminated" | "output_limit" | null = null;
   let over = false;
-  let stdinOpen = true;
-  let stdinBytes = 0;
   let seq = 0;
   let forwarded = 0;
   let truncated = false;
@@ -159,33 +203,40 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
 
   const execute = async (): Promise<SandboxExit | null> => {
     const jobDir = join(ctx.workDir, "jobs", `interactive-${randomUUID()}`);
-    // Started now so that joining the control groups overlaps writing the workspace.
+    const leases: CacheLease[] = [];
+    // Started now so that joining the control groups overlaps building the workspace.
     let launch: Launch | null = ctx.sandbox.launch(request.slot, request.limits, true);
     try {
-      const workspace = join(jobDir, "ws");
-      const output = join(jobDir, "out");
-      await mkdir(workspace, { recursive: true, mode: 0o755 });
-      await mkdir(output, { mode: 0o755 });
-      for (const f of files) await writeWorkspaceFile(workspace, f.path, f.content);
+      const { workspace, output } = await createJobDirs(jobDir);
+      const mounts = await placeArtifacts(ctx.cache, workspace, request.snapshot ?? null, request.environment ?? null, leases);
+      for (const f of files) {
+        if (f.content === null) await deleteWorkspacePath(workspace, f.path);
+        else await writeWorkspaceFile(workspace, f.path, f.content);
+      }
+      const unsafe = ctx.sandbox.unsafe;
+      await mountEnvironment(workspace, mounts, unsafe);
       const owner = ctx.sandbox.ownerFor(request.slot);
       if (owner) await chownTree([workspace, output], owner);
       if (abort.signal.aborted) return null;
       setupMs = Math.round(performance.now() - requestedAt);
       const launched = launch;
       launch = null;
+      const env = interactiveEnv(mounts, unsafe ? workspace : SANDBOX_PATHS.workspace);
       const started = await ctx.sandbox.start(
         {
-          workspace, output, reportsDir: null, readOnlyMounts: [], egressSocket: null,
-          command, env: interactiveEnv(), limits: request.limits, slot: request.slot, signal: abort.signal, stdin: true,
+          workspace, output, reportsDir: null, readOnlyMounts: unsafe ? [] : mounts, egressSocket: null,
+          command, env, limits: request.limits, slot: request.slot, signal: abort.signal, stdin: true,
         },
         launched,
       );
+      if (started.stdout) callbacks.onStart?.({ setupMs });
       started.stdout?.on("data", forward("stdout"));
       started.stderr?.on("data", forward("stderr"));
-      if (started.stdin) input.pipe(started.stdin);
+      if (started.stdin) input.stream.pipe(started.stdin);
       return await started.done;
     } finally {
       await launch?.cancel();
+      for (const lease of leases) lease.release();
       await removeTree(jobDir);
     }
   };
@@ -194,27 +245,14 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
     .then((exit) => outcome(exit, stopCause), (err: unknown) => failure(err))
     .then((result) => {
       over = true;
-      stdinOpen = false;
-      input.destroy();
+      input.discard();
       if (result.status === "error") setupMs = Math.round(performance.now() - requestedAt);
       callbacks.onExit({ ...result, truncated, timings: { setupMs, runMs: result.runMs, totalMs: Math.round(performance.now() - requestedAt) } });
     });
 
   return {
-    write(data) {
-      if (!stdinOpen) return { ok: false, reason: "closed" };
-      const bytes = typeof data === "string" ? Buffer.from(data) : data;
-      if (bytes.length > STDIN_WRITE_MAX_BYTES) return { ok: false, reason: "too_large" };
-      if (stdinBytes + bytes.length > STDIN_TOTAL_MAX_BYTES) return { ok: false, reason: "stdin_limit" };
-      stdinBytes += bytes.length;
-      input.write(bytes);
-      return { ok: true };
-    },
-    closeStdin() {
-      if (!stdinOpen) return;
-      stdinOpen = false;
-      input.end();
-    },
+    write: (data) => input.write(data),
+    closeStdin: () => input.close(),
     terminate() {
       stop("terminated");
     },
@@ -236,17 +274,19 @@ function outcome(exit: SandboxExit | null, stopCause: "terminated" | "output_lim
 }
 
 function failure(err: unknown): Outcome {
-  const error = err instanceof UnsafeInputError ? err.message : `internal error: ${err instanceof Error ? err.message : String(err)}`;
-  return { status: "error", cause: null, code: null, signal: null, error, runMs: 0 };
+  return { status: "error", cause: null, code: null, signal: null, error: reasonOf(err), runMs: 0 };
 }
 
 /**
- * A fixed environment: interpreters only from the system and the runner's Node (never the
- * workspace), and Python unbuffered so a prompt shows before the program waits for input.
+ * A fixed environment: interpreters only from the system and the runner's Node, and Python
+ * unbuffered so a prompt shows before the program waits for input. The workspace's own files
+ * are never on PATH; a prepared environment's `.venv` comes first when there is one (its
+ * read-only mount, not the workspace), so `python3` sees its packages as in a test job.
  */
-function interactiveEnv(): Record<string, string> {
+function interactiveEnv(mounts: Mount[], insideWorkspace: string): Record<string, string> {
+  const venv = mounts.some((m) => m.inside === ".venv") ? `${insideWorkspace}/.venv/bin:` : "";
   return {
-    PATH: `${SANDBOX_PATHS.nodeBinDir}:/usr/bin:/bin`,
+    PATH: `${venv}${SANDBOX_PATHS.nodeBinDir}:/usr/bin:/bin`,
     HOME: "/tmp",
     TMPDIR: "/tmp",
     LANG: "C.UTF-8",

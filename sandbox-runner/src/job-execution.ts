@@ -9,7 +9,7 @@ import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
-import type { Callback, Job, LintReport, TestResult } from "./job-schema";
+import type { Artifact, Callback, Job, LintReport, TestResult } from "./job-schema";
 import type { Logger } from "./log";
 import { tail } from "./output-capture";
 import { applyPatch } from "./patches";
@@ -72,20 +72,8 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     }
     // Started now so that joining its control groups overlaps the set-up below.
     launch = ctx.sandbox.launch(slot, job.limits);
-    const workspace = join(jobDir, "ws");
-    const output = join(jobDir, "out");
-    await mkdir(workspace, { recursive: true, mode: 0o755 });
-    await mkdir(output, { mode: 0o755 });
-
-    const snapshot = await ctx.cache.acquire("snapshot", job.snapshot.sha256, job.snapshot.url, SNAPSHOT_POLICY);
-    leases.push(snapshot);
-    await copyTree(snapshot.path, workspace);
-    const mounts: Array<{ host: string; inside: string }> = [];
-    if (job.kind === "test" && job.environment) {
-      const env = await ctx.cache.acquire("environment", job.environment.sha256, job.environment.url, ENVIRONMENT_POLICY);
-      leases.push(env);
-      for (const name of await readdir(env.path)) mounts.push({ host: join(env.path, name), inside: name });
-    }
+    const { workspace, output } = await createJobDirs(jobDir);
+    const mounts = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     for (const file of job.files) {
       if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
       else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
@@ -326,8 +314,40 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, report
   return env;
 }
 
+/** A prepared environment's top-level entry (node_modules, .venv), mounted read-only at `inside` in the workspace. */
+export interface Mount {
+  host: string;
+  inside: string;
+}
+
+/** A job's directory: the workspace and the scratch output, both bound writable into the sandbox. */
+export async function createJobDirs(jobDir: string): Promise<{ workspace: string; output: string }> {
+  const workspace = join(jobDir, "ws");
+  const output = join(jobDir, "out");
+  await mkdir(workspace, { recursive: true, mode: 0o755 });
+  await mkdir(output, { mode: 0o755 });
+  return { workspace, output };
+}
+
+/**
+ * The cached part of a workspace: the snapshot's tree copied in, and the environment's entries
+ * as mounts for `mountEnvironment` (placed after the overlay, so the environment wins). Each
+ * lease is pushed as soon as it is taken: the caller releases them even when this throws.
+ */
+export async function placeArtifacts(cache: ArtifactCache, workspace: string, snapshot: Artifact | null, environment: Artifact | null, leases: CacheLease[]): Promise<Mount[]> {
+  if (snapshot) {
+    const tree = await cache.acquire("snapshot", snapshot.sha256, snapshot.url, SNAPSHOT_POLICY);
+    leases.push(tree);
+    await copyTree(tree.path, workspace);
+  }
+  if (!environment) return [];
+  const env = await cache.acquire("environment", environment.sha256, environment.url, ENVIRONMENT_POLICY);
+  leases.push(env);
+  return (await readdir(env.path)).map((name) => ({ host: join(env.path, name), inside: name }));
+}
+
 /** In unsafe mode there are no mounts, so environment trees are linked in instead. */
-async function mountEnvironment(workspace: string, mounts: Array<{ host: string; inside: string }>, unsafe: boolean): Promise<void> {
+export async function mountEnvironment(workspace: string, mounts: Mount[], unsafe: boolean): Promise<void> {
   for (const m of mounts) {
     const target = join(workspace, m.inside);
     await rm(target, { recursive: true, force: true });
@@ -370,7 +390,8 @@ async function sha256File(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-function reasonOf(err: unknown): string {
+/** A failure as a job's or an execution's reason: refusals and transfer failures say what; anything else is internal. */
+export function reasonOf(err: unknown): string {
   if (err instanceof UnsafeInputError || err instanceof TransferError) return err.message;
   return `internal error: ${err instanceof Error ? err.message : String(err)}`;
 }

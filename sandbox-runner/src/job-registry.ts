@@ -2,15 +2,17 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path";
 import type { JobStatus } from "./job-schema";
 
-export type JobState = "queued" | "running" | JobStatus;
+/** An id's state: live while queued or running (never forgotten then), then how it ended. */
+type Tracked<Final extends string> = "queued" | "running" | Final;
+export type JobState = Tracked<JobStatus>;
 
 /**
- * Remembers job ids so a replayed job changes nothing. Ids are kept on disk for longer than
- * the signature window: an older replay is already refused by its stale timestamp, so this
- * also covers a runner restart.
+ * Remembers job (or execution) ids so a replayed request changes nothing. Ids are kept on
+ * disk for longer than the signature window: an older replay is already refused by its stale
+ * timestamp, so this also covers a runner restart.
  */
-export class JobRegistry {
-  private readonly states = new Map<string, { state: JobState; at: number }>();
+export class JobRegistry<Final extends string = JobStatus> {
+  private readonly states = new Map<string, { state: Tracked<Final>; at: number }>();
 
   constructor(
     private readonly dir: string,
@@ -27,12 +29,12 @@ export class JobRegistry {
         await rm(path, { force: true });
         continue;
       }
-      const state = (await readFile(path, "utf8").catch(() => "ERROR")) as JobState;
+      const state = (await readFile(path, "utf8").catch(() => "ERROR")) as Tracked<Final>;
       this.states.set(name.replace(/\.state$/, ""), { state, at: info.mtimeMs });
     }
   }
 
-  get(jobId: string): JobState | null {
+  get(jobId: string): Tracked<Final> | null {
     return this.states.get(jobId)?.state ?? null;
   }
 
@@ -44,7 +46,7 @@ export class JobRegistry {
     return true;
   }
 
-  async set(jobId: string, state: JobState): Promise<void> {
+  async set(jobId: string, state: Tracked<Final>): Promise<void> {
     this.states.set(jobId, { state, at: Date.now() });
     await writeFile(join(this.dir, `${jobId}.state`), state);
   }

@@ -5,12 +5,17 @@ import { checkRelativePath } from "./safe-path";
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
 const httpUrl = z.url({ protocol: /^https?$/ });
 
+/** A job's or an execution's id: it names files and directories on the runner. */
+export const idSchema = (field: string) => z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, `${field}: letters, digits, '_' and '-' only`);
+/** A snapshot or environment archive, downloaded and verified by its digest (cache.ts). */
+export const artifactSchema = z.strictObject({ url: httpUrl, sha256 });
+
 /** Most files a job may name in `coverage_files` or `lint.files`. */
 export const MAX_REPORTED_FILES = 200;
 /** Most files a job may name in `test.files`. */
 const MAX_TEST_FILES = 2000;
 
-const relativePath = z.string().superRefine((value, ctx) => {
+export const relativePath = z.string().superRefine((value, ctx) => {
   const verdict = checkRelativePath(value);
   if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
 });
@@ -29,12 +34,12 @@ const uniquePaths = (max: number) =>
     .transform((paths) => [...new Set(paths)]);
 const reportedPaths = uniquePaths(MAX_REPORTED_FILES);
 
-const fileUpsert = z.strictObject({
+export const fileUpsert = z.strictObject({
   path: relativePath,
   content_b64: z.base64().max(64 * 1024 * 1024),
   delete: z.literal(false).optional(),
 });
-const fileDelete = z.strictObject({ path: relativePath, delete: z.literal(true) });
+export const fileDelete = z.strictObject({ path: relativePath, delete: z.literal(true) });
 
 export const limitsSchema = z.strictObject({
   wall_ms: z.number().int().min(100).max(3_600_000).default(120_000),
@@ -47,12 +52,20 @@ export const limitsSchema = z.strictObject({
 
 export const frameworkSchema = z.enum(["auto", "node-test", "pytest"]);
 
+export const scheduleSchema = z
+  .strictObject({
+    priority: z.enum(PRIORITIES),
+    attempt_id: z.string().min(1).max(128).nullable().default(null),
+    org_id: z.string().min(1).max(128).nullable().default(null),
+  })
+  .default({ priority: "interactive", attempt_id: null, org_id: null });
+
 export const jobSchema = z
   .strictObject({
-    job_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "job_id: letters, digits, '_' and '-' only"),
+    job_id: idSchema("job_id"),
     kind: z.enum(["prepare", "test"]),
-    snapshot: z.strictObject({ url: httpUrl, sha256 }),
-    environment: z.strictObject({ url: httpUrl, sha256 }).nullable().default(null),
+    snapshot: artifactSchema,
+    environment: artifactSchema.nullable().default(null),
     files: z.array(z.union([fileUpsert, fileDelete])).max(10_000).default([]),
     patches: z.array(z.string().max(32 * 1024 * 1024)).max(100).default([]),
     test: z
@@ -69,13 +82,7 @@ export const jobSchema = z
     coverage_files: reportedPaths.default([]),
     lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),
-    schedule: z
-      .strictObject({
-        priority: z.enum(PRIORITIES),
-        attempt_id: z.string().min(1).max(128).nullable().default(null),
-        org_id: z.string().min(1).max(128).nullable().default(null),
-      })
-      .default({ priority: "interactive", attempt_id: null, org_id: null }),
+    schedule: scheduleSchema,
     uploads: z.strictObject({ junit: httpUrl, log: httpUrl, environment: httpUrl.optional() }),
     callback_url: httpUrl,
   })
@@ -90,6 +97,7 @@ export const jobSchema = z
 
 export type Job = z.infer<typeof jobSchema>;
 export type Limits = z.infer<typeof limitsSchema>;
+export type Artifact = z.infer<typeof artifactSchema>;
 export type Framework = Exclude<z.infer<typeof frameworkSchema>, "auto">;
 
 export type JobStatus = "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ERROR";

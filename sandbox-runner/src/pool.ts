@@ -60,9 +60,29 @@ export class SlotPool {
     return this.waiters.length;
   }
 
-  acquire(share: Share): Promise<number> {
+  /** Aborting `signal` withdraws a caller still waiting (the promise rejects); a slot already handed out stays the caller's. */
+  acquire(share: Share, signal?: AbortSignal): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.waiters.push({ share, seq: this.seq++, resolve, reject });
+      if (signal?.aborted) return reject(new Error("slot request withdrawn"));
+      const withdraw = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i < 0) return;
+        this.waiters.splice(i, 1);
+        reject(new Error("slot request withdrawn"));
+        // It may have been the other organization's job another one left a free slot to.
+        this.dispatch();
+      };
+      const waiter: Waiter = {
+        share,
+        seq: this.seq++,
+        resolve: (slot) => {
+          signal?.removeEventListener("abort", withdraw);
+          resolve(slot);
+        },
+        reject,
+      };
+      signal?.addEventListener("abort", withdraw, { once: true });
+      this.waiters.push(waiter);
       this.dispatch();
     });
   }

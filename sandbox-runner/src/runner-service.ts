@@ -4,6 +4,8 @@ import { dirname, join } from "node:path";
 import { ArtifactCache, type CacheStats } from "./cache";
 import { type Cgroups, detectCgroups } from "./cgroups";
 import type { RunnerConfig } from "./config";
+import type { Execution } from "./execution-schema";
+import { type ExecutionOutcome, ExecutionSession } from "./execution-session";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
 import { JobRegistry, type JobState } from "./job-registry";
 import type { Callback, Job } from "./job-schema";
@@ -28,17 +30,24 @@ export interface Health {
 }
 
 export type Submission = { status: 202; state: "accepted" } | { status: 200; state: JobState } | { status: 503 };
+/** 200: the id was taken before, and nothing starts again. */
+export type ExecutionSubmission = { status: 202 | 200 | 503 };
 
 export const QUEUED_SHUTDOWN_REASON = "runner shutting down: the job was still queued and never started";
 
-/** Accepts jobs, runs them in a bounded pool and reports every one of them exactly once. */
+/**
+ * Accepts jobs, runs them in a bounded pool and reports every one of them exactly once; runs
+ * interactive executions in the same pool over their Durable Objects' sockets.
+ */
 export class RunnerService {
   private pool: SlotPool;
   private cgroups: Cgroups | null = null;
   private readonly registry: JobRegistry;
+  private readonly executionIds: JobRegistry<ExecutionOutcome>;
   private readonly cache: ArtifactCache;
   private readonly inflight = new Set<Promise<void>>();
   private readonly aborts = new Map<string, AbortController>();
+  private readonly sessions = new Set<ExecutionSession>();
   private context: ExecutionContext | null = null;
   private closing = false;
   private uidLease: UidLease | null = null;
@@ -49,6 +58,7 @@ export class RunnerService {
   ) {
     this.pool = new SlotPool(config.poolSize);
     this.registry = new JobRegistry(join(config.workDir, "state"), config.jobMemoryMs);
+    this.executionIds = new JobRegistry(join(config.workDir, "execution-state"), config.jobMemoryMs);
     this.cache = new ArtifactCache(join(config.workDir, "cache"), config.cacheMaxBytes, config.maxDownloadBytes, log);
   }
 
@@ -66,6 +76,7 @@ export class RunnerService {
       );
     }
     await this.registry.init();
+    await this.executionIds.init();
     await this.cache.init();
     const root = process.getuid?.() === 0;
     const needsUids = !this.config.unsafeNoSandbox && root;
@@ -126,11 +137,48 @@ export class RunnerService {
     return { status: 202, state: "accepted" };
   }
 
-  /** Stops intake, reports queued and running jobs as ERROR, and waits for their callbacks. */
+  /**
+   * Dials the execution's object at once and runs it there (execution-session.ts); the answer
+   * comes before any download or start.
+   */
+  async startExecution(execution: Execution): Promise<ExecutionSubmission> {
+    const id = execution.execution_id;
+    if (this.closing) return { status: 503 };
+    if (!(await this.executionIds.claim(id))) {
+      this.log("execution_replayed", { execution_id: id });
+      return { status: 200 };
+    }
+    const { language } = execution.command;
+    this.log("execution_accepted", {
+      execution_id: id, language, priority: execution.schedule.priority, snapshot: execution.workspace.snapshot !== null,
+      queued: this.pool.queued, running: this.pool.running,
+    });
+    const { sandbox, sandboxProblem } = this.context as ExecutionContext;
+    const ctx = { sandbox, sandboxProblem, workDir: this.config.workDir, cache: this.cache };
+    const session = new ExecutionSession(execution, { ctx, pool: this.pool, log: this.log });
+    this.sessions.add(session);
+    const task = session
+      .run()
+      .then((outcome) => this.executionIds.set(id, outcome))
+      .catch((err: unknown) => this.log("execution_error", { execution_id: id, error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        this.sessions.delete(session);
+        this.inflight.delete(task);
+      });
+    this.inflight.add(task);
+    return { status: 202 };
+  }
+
+  /**
+   * Stops intake, reports queued and running jobs as ERROR, and waits for their callbacks;
+   * ends live executions and waits until their exits are sent.
+   */
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     this.log("runner_stopping", { running: this.pool.running, queued: this.pool.queued });
+    // Before the waiting slots are refused, so a queued execution knows why it never started.
+    for (const session of this.sessions) session.shutdown();
     this.pool.rejectWaiting(new Error(QUEUED_SHUTDOWN_REASON));
     for (const controller of this.aborts.values()) controller.abort();
     await Promise.allSettled([...this.inflight]);

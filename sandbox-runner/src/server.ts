@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { z } from "zod";
 import { defaultConfig, type RunnerConfigInput } from "./config";
+import { executionSchema } from "./execution-schema";
 import { jobSchema } from "./job-schema";
 import { createLogger } from "./log";
 import { RunnerService } from "./runner-service";
@@ -34,45 +36,63 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://runner").pathname;
     if (path === "/health" && req.method === "GET") return send(res, 200, service.health());
-    if (path !== "/jobs") return send(res, 404, { detail: "not found" });
+    const what = path === "/jobs" ? "job" : path === "/executions" ? "execution" : null;
+    if (!what) return send(res, 404, { detail: "not found" });
     if (req.method !== "POST") return send(res, 405, { detail: "method not allowed" });
+    const body = await readSigned(req, res, what);
+    if (!body) return;
+    return what === "job" ? submitJob(res, body.json) : submitExecution(res, body.json);
+  }
 
-    // Nothing of an unauthenticated body is read: the headers are checked first, a declared
-    // size over the cap is refused at once, and the connection is closed on every refusal.
+  async function submitJob(res: ServerResponse, json: unknown): Promise<void> {
+    const job = validate(jobSchema, json, res);
+    if (!job) return;
+    const outcome = await service.submit(job);
+    if (outcome.status === 503) return send(res, 503, { detail: "runner is shutting down" });
+    return send(res, outcome.status, { job_id: job.job_id, status: outcome.state });
+  }
+
+  async function submitExecution(res: ServerResponse, json: unknown): Promise<void> {
+    const execution = validate(executionSchema, json, res);
+    if (!execution) return;
+    const outcome = await service.startExecution(execution);
+    if (outcome.status === 503) return send(res, 503, { detail: "runner is shutting down" });
+    return send(res, outcome.status, { execution_id: execution.execution_id, status: "accepted" });
+  }
+
+  /**
+   * The signed body, parsed, or null once a refusal was answered. Nothing of an
+   * unauthenticated body is read: the headers are checked first, a declared size over the cap
+   * is refused at once, and the connection is closed on every refusal.
+   */
+  async function readSigned(req: IncomingMessage, res: ServerResponse, what: "job" | "execution"): Promise<{ json: unknown } | null> {
     const signature = header(req, SIGNATURE_HEADER);
     const headers = checkHeaders(header(req, TIMESTAMP_HEADER), signature);
-    if (!headers.ok) return refuse(req, res, 401, headers.reason);
-    if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return refuse(req, res, 413, "body too large");
+    if (!headers.ok) return refuse(req, res, what, 401, headers.reason);
+    if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return refuse(req, res, what, 413, "body too large");
     const verifier = new BodyVerifier(config.secret, headers.timestamp);
     let body: Buffer;
     try {
       body = await readBody(req, verifier, signature as string);
     } catch (err) {
-      if (err instanceof BodyTooLarge) return refuse(req, res, 413, "body too large");
-      if (err instanceof BadSignature) return refuse(req, res, 401, "bad signature");
+      if (err instanceof BodyTooLarge) return refuse(req, res, what, 413, "body too large");
+      if (err instanceof BadSignature) return refuse(req, res, what, 401, "bad signature");
       throw err;
     }
-    let json: unknown;
     try {
-      json = JSON.parse(body.toString("utf8"));
+      return { json: JSON.parse(body.toString("utf8")) as unknown };
     } catch {
-      return send(res, 422, { detail: [{ loc: ["body"], msg: "body is not valid JSON", type: "json_invalid" }] });
+      send(res, 422, { detail: [{ loc: ["body"], msg: "body is not valid JSON", type: "json_invalid" }] });
+      return null;
     }
-    const parsed = jobSchema.safeParse(json);
-    if (!parsed.success) {
-      const detail = parsed.error.issues.map((i) => ({ loc: ["body", ...i.path.map((p) => (typeof p === "number" ? p : String(p)))], msg: i.message, type: i.code }));
-      return send(res, 422, { detail });
-    }
-    const outcome = await service.submit(parsed.data);
-    if (outcome.status === 503) return send(res, 503, { detail: "runner is shutting down" });
-    return send(res, outcome.status, { job_id: parsed.data.job_id, status: outcome.state });
   }
 
-  function refuse(req: IncomingMessage, res: ServerResponse, status: 401 | 413, reason: string): void {
-    log("job_refused", { reason, remote: req.socket.remoteAddress });
+  function refuse(req: IncomingMessage, res: ServerResponse, what: "job" | "execution", status: 401 | 413, reason: string): null {
+    log(`${what}_refused`, { reason, remote: req.socket.remoteAddress });
     send(res, status, { detail: reason }, true);
     // What the client still sends is dropped with the connection, not read.
     res.on("finish", () => req.socket.destroy());
+    return null;
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -100,6 +120,15 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
       return closing;
     },
   };
+}
+
+/** The parsed body, or null once the 422 is answered. */
+function validate<S extends z.ZodType>(schema: S, json: unknown, res: ServerResponse): z.output<S> | null {
+  const parsed = schema.safeParse(json);
+  if (parsed.success) return parsed.data;
+  const detail = parsed.error.issues.map((i) => ({ loc: ["body", ...i.path.map((p) => (typeof p === "number" ? p : String(p)))], msg: i.message, type: i.code }));
+  send(res, 422, { detail });
+  return null;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -2,6 +2,7 @@ import { chmod, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ArtifactCache } from "../src/cache";
 import { type Cgroups, detectCgroups } from "../src/cgroups";
 import {
   type InteractiveExecution, type InteractiveExit, type InteractiveRequest, interactiveArgv, type OutputChunk,
@@ -11,6 +12,7 @@ import { UnsafeInputError } from "../src/safe-path";
 import { Sandbox } from "../src/sandbox";
 import { leaseUidBlock, type UidLease } from "../src/uid-lease";
 import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { NODE_CHILDREN, NODE_ECHO, NODE_IGNORES_TERM, PYTHON_ECHO, PYTHON_IGNORES_TERM } from "./support/programs";
 
 // Real programs under bubblewrap, twice over: with a control group per execution and with the
 // rlimit/uid-sweep fallback (the two ways Sandbox.start spawns and cleans up).
@@ -20,6 +22,7 @@ const SLOT = 0;
 interface Setup {
   sandbox: Sandbox;
   workDir: string;
+  cache: ArtifactCache;
   uid: number;
 }
 
@@ -45,7 +48,9 @@ beforeAll(async () => {
     await sandbox.prepare();
     const probe = sandbox.probe();
     if (!probe.ok) throw new Error(probe.reason);
-    setups.set(mode, { sandbox, workDir, uid: lease.base + SLOT });
+    const cache = new ArtifactCache(join(workDir, "cache"), 1024 ** 3, 1024 ** 3, () => undefined);
+    await cache.init();
+    setups.set(mode, { sandbox, workDir, cache, uid: lease.base + SLOT });
   }
 });
 
@@ -66,7 +71,7 @@ class Session {
     let resolveExit: (exit: InteractiveExit) => void = () => undefined;
     this.exit = new Promise((resolve) => (resolveExit = resolve));
     this.exec = startInteractive(
-      { sandbox: setup.sandbox, sandboxProblem: null, workDir: setup.workDir },
+      { sandbox: setup.sandbox, sandboxProblem: null, workDir: setup.workDir, cache: setup.cache },
       { files: Object.entries(files).map(([path, content]) => ({ path, content })), command, limits: { ...TEST_LIMITS, ...limits }, slot: SLOT },
       {
         onOutput: (chunk) => {
@@ -100,38 +105,6 @@ class Session {
     }
   }
 }
-
-const NODE_ECHO = `const rl = require("node:readline").createInterface({ input: process.stdin });
-console.log("ready");
-rl.on("line", (line) => console.log("echo:" + line));
-rl.on("close", () => { console.log("bye"); process.exit(7); });
-`;
-const PYTHON_ECHO = `import sys
-print("ready")
-while True:
-    line = sys.stdin.readline()
-    if not line:
-        break
-    print("echo:" + line.rstrip("\\n"))
-print("bye")
-sys.exit(7)
-`;
-const NODE_IGNORES_TERM = `process.on("SIGTERM", () => console.log("ignored TERM"));
-console.log("ready");
-setInterval(() => {}, 1000);
-`;
-const PYTHON_IGNORES_TERM = `import signal, time
-signal.signal(signal.SIGTERM, signal.SIG_IGN)
-print("ready")
-while True:
-    time.sleep(1)
-`;
-const NODE_CHILDREN = `const { spawn } = require("node:child_process");
-spawn("sleep", ["1000"], { detached: true, stdio: "ignore" }).unref();
-spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" }).unref();
-setTimeout(() => { console.log("children up"); if (process.argv.includes("exit")) process.exit(3); }, 300);
-setInterval(() => {}, 1000);
-`;
 
 async function expectNoProcessesLeft(setup: Setup): Promise<void> {
   expect(await processesOwnedBy([setup.uid])).toEqual([]);
@@ -307,11 +280,11 @@ describe("interactive commands", () => {
   });
 
   it("refuses to start without the sandbox, with a disallowed command or a bad workspace path", () => {
-    const { sandbox, workDir } = setups.get("cgroups") as Setup;
+    const { sandbox, workDir, cache } = setups.get("cgroups") as Setup;
     const callbacks = { onOutput: () => undefined, onExit: () => undefined };
     const request: InteractiveRequest = { files: [{ path: "main.js", content: "" }], command: { language: "node", file: "main.js" }, limits: TEST_LIMITS, slot: SLOT };
-    expect(() => startInteractive({ sandbox, sandboxProblem: "sandbox unavailable: no bwrap", workDir }, request, callbacks)).toThrow(/refusing to run untrusted code/);
-    const ctx = { sandbox, sandboxProblem: null, workDir };
+    expect(() => startInteractive({ sandbox, sandboxProblem: "sandbox unavailable: no bwrap", workDir, cache }, request, callbacks)).toThrow(/refusing to run untrusted code/);
+    const ctx = { sandbox, sandboxProblem: null, workDir, cache };
     expect(() => startInteractive(ctx, { ...request, command: { language: "node", file: "--eval.js" } }, callbacks)).toThrow(UnsafeInputError);
     expect(() => startInteractive(ctx, { ...request, files: [{ path: "../escape.js", content: "" }] }, callbacks)).toThrow(/'\.\.'/);
     expect(() => startInteractive(ctx, { ...request, files: [{ path: "big.js", content: Buffer.alloc(2 * 1024 * 1024) }], limits: { ...TEST_LIMITS, workspace_mb: 1 } }, callbacks)).toThrow(/workspace limit/);

@@ -82,4 +82,20 @@ describe("runner pool: priority and fair share", () => {
     await expect(waiting).rejects.toThrow("stopping");
     expect(h.pool.running).toBe(1);
   });
+
+  it("a withdrawn request leaves the queue, and the slot it waited for goes to the next", async () => {
+    const h = harness(1);
+    h.request("running", scoring("att_1"));
+    await h.settle();
+    const withdrawn = new AbortController();
+    const waiting = h.pool.acquire(run("att_2"), withdrawn.signal);
+    h.request("next", run("att_3"));
+    expect(h.pool.queued).toBe(2);
+    withdrawn.abort();
+    await expect(waiting).rejects.toThrow("withdrawn");
+    expect(h.pool.queued).toBe(1);
+    await h.finish("running");
+    expect(h.started).toEqual(["running", "next"]);
+    await expect(h.pool.acquire(run("att_4"), withdrawn.signal)).rejects.toThrow("withdrawn");
+  });
 });

@@ -10,6 +10,7 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   runner: () => import("./runner"),
   telemetry: () => import("./telemetry"),
   analytics: () => import("./analytics"),
+  execution: () => import("./execution"),
 };
 
 const names = process.argv.slice(2);

@@ -8,3 +8,4 @@ export * from "./schema/runs";
 export * from "./schema/scores";
 export * from "./schema/audit";
 export * from "./schema/telemetry";
+export * from "./schema/executions";

@@ -116,7 +116,7 @@ export const refuse = (status: 401 | 409 | 413, detail: string): Outcome<never> 
 
 /** What each operation needs of the attempt's state; undefined when it may go ahead. */
 export function stateRefusal(
-  operation: "start" | "submit" | "change" | "run" | "ide-session",
+  operation: "start" | "submit" | "change" | "run" | "execute" | "ide-session",
   attempt: Pick<AttemptRecord, "id" | "status" | "auto_submitted">,
 ): Refusal | undefined {
   const { id, status } = attempt;
@@ -137,6 +137,9 @@ export function stateRefusal(
     case "run":
       if (status === "IN_PROGRESS") return undefined;
       return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before running tests` };
+    case "execute":
+      if (status === "IN_PROGRESS") return undefined;
+      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before running programs in it` };
     case "ide-session":
       return locked ? { status: 409, detail: locked } : undefined;
   }

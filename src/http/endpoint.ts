@@ -6,6 +6,7 @@ import type { Env } from "../env";
 import { authenticate, Caller, IdeSession, PUBLIC, signedIn, signedInOrIde, type Access, type AttemptIn } from "./auth";
 import { ErrorSchema, HttpError, ServerErrorSchema, ValidationErrorSchema, type ValidationIssue } from "./errors";
 import { requestState } from "./request-state";
+import { authenticateSocket, requireUpgrade, type SocketCredential } from "./sockets";
 import { readJsonBody, toValidationIssues, type InputLocation } from "./validation";
 
 type HandlerArgs = [IRequest, Env, ExecutionContext];
@@ -127,6 +128,29 @@ export abstract class SessionEndpoint extends Endpoint {
     if (!(caller instanceof Caller)) throw new Error("session route without caller");
     requestState(request).userId = caller.user.id;
     return this.run({ request, env, exec, caller });
+  }
+}
+
+export interface SocketContext extends RouteContext {
+  credential: SocketCredential;
+}
+
+/**
+ * A WebSocket route (docs/api.md, "WebSocket authentication"): the session JWT as Bearer from
+ * non-browser clients, or a browser ticket for the route's `resource`; a request that is not
+ * an upgrade is answered 426 once it is authenticated.
+ */
+export abstract class SocketEndpoint extends Endpoint {
+  protected readonly access = signedIn("candidate");
+  /** What a browser ticket for this socket names, from the request's path. */
+  protected abstract resource(request: IRequest): string;
+  abstract run(ctx: SocketContext): Promise<Response>;
+
+  override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
+    const credential = await authenticateSocket(request, env, this.resource(request));
+    requestState(request).userId = credential.viewer.userId;
+    requireUpgrade(request);
+    return this.run({ request, env, exec, credential });
   }
 }
 

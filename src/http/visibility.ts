@@ -1,5 +1,8 @@
 import { findVisibleAttempt, type AttemptRow } from "../db/attempts";
 import type { Database } from "../db/client";
+import { findExecution, type ExecutionRow } from "../db/executions";
+import type { WatcherRole } from "../domain/executions";
+import type { Viewer } from "../domain/roles";
 import { findVisibleTask } from "../db/tasks";
 import type { Caller } from "./auth";
 import { HttpError } from "./errors";
@@ -25,4 +28,18 @@ export async function visibleTask(db: Database, caller: Caller, taskId: string) 
   const found = await findVisibleTask(db, caller.viewer, taskId);
   if (!found) throw HttpError.notFound(`Task ${taskId} not found`);
   return found;
+}
+
+/**
+ * A live execution and the caller's part in it: its owner, or staff of the organization of
+ * its attempt (who may only watch). 404 for no such execution; 403 for anyone else, before
+ * any socket is opened (docs/api.md, "Live code execution").
+ */
+export async function visibleExecution(db: Database, viewer: Viewer, executionId: string): Promise<{ execution: ExecutionRow; role: WatcherRole }> {
+  const execution = await findExecution(db, executionId);
+  if (!execution) throw HttpError.notFound(`Execution ${executionId} not found`);
+  if (execution.userId === viewer.userId) return { execution, role: "owner" };
+  const attempt = execution.attemptId ? await findVisibleAttempt(db, viewer, execution.attemptId) : undefined;
+  if (attempt?.audience === "staff") return { execution, role: "staff" };
+  throw HttpError.forbidden(`Execution ${executionId} is not yours, and not of an attempt in an organization where you are staff`);
 }

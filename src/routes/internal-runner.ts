@@ -1,10 +1,16 @@
 import { z } from "zod";
 import { RunnerCallbackSchema } from "../domain/runner-callback";
 import { RUNNER_JOB_STATUSES } from "../domain/runner-jobs";
-import { jsonContent, jsonResponse, type RouteContext } from "../http/endpoint";
+import type { OpenAPIRouteSchema } from "chanfana";
+import { EXECUTION_ID_PATTERN } from "../domain/executions";
+import { executionObject, SOCKET_HEADERS } from "../durable/execution/object";
+import { bearerToken } from "../http/auth";
+import { jsonContent, jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
 import { RunnerSignedEndpoint } from "../http/runner-endpoint";
+import { requireUpgrade, socketAnswer } from "../http/sockets";
 import { recordRunnerResult } from "../services/runner/jobs";
+import { checkExecutionConnectToken } from "../services/runner/signing";
 import type { RouteTable } from "./table";
 
 const RecordedSchema = z
@@ -42,4 +48,45 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
   }
 }
 
-export const internalRunnerRoutes: RouteTable = [["POST", "/internal/runner/callback", PostRunnerCallback]];
+export class RunnerExecutionSocket extends PublicEndpoint {
+  schema = {
+    tags: ["internal"],
+    summary: "Internal: the sandbox runner dials in to a live execution (WebSocket)",
+    description:
+      "Only the runner that was handed the execution, with `Authorization: Bearer <connect.token>` from the job " +
+      "(docs/runner-protocol.md, \"The runner's dial-in\"). The token is signed, expires with the connect window and " +
+      "is taken once: a second dial-in is 409, one after the execution ended 410.",
+    request: { params: z.object({ execution_id: z.string().regex(EXECUTION_ID_PATTERN, "not an execution id") }) },
+    responses: {
+      "101": { description: "Switching to the WebSocket protocol" },
+      "401": jsonResponse("Missing, forged or expired connect token", ErrorSchema),
+      "404": jsonResponse("No such execution", ErrorSchema),
+      "409": jsonResponse("A runner has already joined", ErrorSchema),
+      "410": jsonResponse("The execution has ended", ErrorSchema),
+      "426": jsonResponse("Not a WebSocket upgrade request", ErrorSchema),
+    },
+  };
+
+  // Not rate-limited per IP (src/domain/rate-scopes.ts), so the document promises no 429.
+  override getSchema(): OpenAPIRouteSchema {
+    const schema = super.getSchema();
+    delete schema.responses?.["429"];
+    return schema;
+  }
+
+  async run({ request, env }: RouteContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const token = bearerToken(request);
+    if (!token) throw HttpError.unauthorized("The runner dials in with 'Authorization: Bearer <connect token>'");
+    const checked = await checkExecutionConnectToken(env.RUNNER_SECRET, params.execution_id, token);
+    if (!checked.ok) throw HttpError.unauthorized(`The connect token was refused: ${checked.reason}`);
+    requireUpgrade(request);
+    const headers = { Upgrade: "websocket", [SOCKET_HEADERS.nonce]: checked.nonce };
+    return socketAnswer(await executionObject(env, params.execution_id).fetch("https://execution/runner", { headers }));
+  }
+}
+
+export const internalRunnerRoutes: RouteTable = [
+  ["POST", "/internal/runner/callback", PostRunnerCallback],
+  ["GET", "/internal/runner/executions/:execution_id/ws", RunnerExecutionSocket],
+];

@@ -22,6 +22,8 @@ export interface Harness {
   /** Submits a job and waits for its callback. */
   run(job: Record<string, unknown>): Promise<Callback>;
   submit(job: unknown, headers?: Record<string, string>): Promise<{ status: number; body: unknown }>;
+  /** POSTs `body` as JSON to the runner, signed unless `headers` are given. */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: unknown }>;
   job(id: string, files: Record<string, string>, extra?: Record<string, unknown>): TestJob;
   close(): Promise<void>;
 }
@@ -55,15 +57,16 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
     ...overrides,
   });
 
-  const submit = async (job: unknown, headers?: Record<string, string>) => {
-    const body = JSON.stringify(job);
-    const response = await fetch(`${runner.url}/jobs`, {
+  const post = async (path: string, payload: unknown, headers?: Record<string, string>) => {
+    const body = JSON.stringify(payload);
+    const response = await fetch(`${runner.url}${path}`, {
       method: "POST",
       body,
       headers: { "content-type": "application/json", ...(headers ?? signedHeaders(SECRET, body)) },
     });
     return { status: response.status, body: (await response.json()) as unknown };
   };
+  const submit = (job: unknown, headers?: Record<string, string>) => post("/jobs", job, headers);
 
   const job = (id: string, files: Record<string, string>, extra: Record<string, unknown> = {}): TestJob => ({
     job_id: id,
@@ -89,6 +92,7 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
       return seen ? Promise.resolve(seen) : new Promise((resolve) => logWaiters.push({ match, resolve }));
     },
     submit,
+    post,
     job,
     async run(j) {
       const answer = await submit(j);

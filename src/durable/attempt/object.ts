@@ -6,7 +6,8 @@ import { accept, deadlineFor, isOverdue, refuse, stateRefusal, type AttemptRecor
 import type { SavedFileLookup, SaveEntry, SaveGroup } from "../../domain/evaluation";
 import { IDE_SESSION_LIMITS, ideTokenProblem, isActive } from "../../domain/ide-sessions";
 import { planOverlay, type OverlayEntry } from "../../domain/overlay";
-import { runJobSpec, type RunOutcome, type RunRecord } from "../../domain/runs";
+import { runFiles, runJobSpec, type RunOutcome, type RunRecord } from "../../domain/runs";
+import type { OverlayFile } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
@@ -19,6 +20,7 @@ import {
   readAttempt,
   readIdeTokens,
   readOverlay,
+  readOverlayBytes,
   readOverlayContents,
   readSubmissionPayload,
   replaceOverlay,
@@ -193,6 +195,18 @@ export class AttemptDO extends DurableObject<Env> {
       throw e;
     }
     return accept(record);
+  }
+
+  /**
+   * The overlay as a live execution's files (docs/api.md, "Live code execution"): all of it,
+   * while the attempt is in progress; an overdue attempt is submitted first and refuses.
+   */
+  async executionFiles(): Promise<Outcome<OverlayFile[]>> {
+    if (this.autoSubmitIfOverdue(Date.now())) await this.syncOutside();
+    const refusal = stateRefusal("execute", currentAttempt(this.sql));
+    if (refusal) return { ok: false, refusal };
+    const entries = readOverlayBytes(this.sql);
+    return accept(runFiles(entries, entries.map((e) => e.path)));
   }
 
   async findRun(runId: string): Promise<StoredRun | null> {

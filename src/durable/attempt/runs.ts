@@ -15,7 +15,7 @@ import {
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
 import { giveUpRunnerJob } from "../../services/runner/jobs";
-import { currentAttempt, iso, readOverlayContents, toRunRecord, type RunRow } from "./storage";
+import { currentAttempt, iso, readOverlayBytes, toRunRecord, type RunRow } from "./storage";
 import { RETRY_BY_ALARM_MS } from "./sync";
 import type { NewRun, StoredRun } from "./types";
 
@@ -30,7 +30,7 @@ export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcom
   const attempt = currentAttempt(sql);
   const refusal = stateRefusal("run", attempt);
   if (refusal) return { ok: false, refusal };
-  const overlay = readOverlayContents(sql).map((e) => ({ path: e.path, op: e.op, content: e.content === null ? null : new Uint8Array(e.content) }));
+  const overlay = readOverlayBytes(sql);
   const issues = unknownPathIssues(init.changed_files, new Set(overlay.map((e) => e.path)));
   if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
   const { n } = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'queued'").one();

@@ -1,6 +1,6 @@
 import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import type { OverlayEntry, OverlayOp } from "../../domain/overlay";
-import type { RunRecord, StoredRunStatus } from "../../domain/runs";
+import type { OverlayContent, RunRecord, StoredRunStatus } from "../../domain/runs";
 import type { StagedChange } from "./types";
 
 // The object's own SQLite database: one attempt, its overlay, its IDE tokens, the full
@@ -125,6 +125,11 @@ export function replaceOverlay(sql: SqlStorage, files: readonly StagedChange[], 
 
 export function readOverlayContents(sql: SqlStorage): OverlayContentRow[] {
   return sql.exec<OverlayContentRow>("SELECT path, op, content FROM overlay ORDER BY path").toArray();
+}
+
+/** The overlay with its contents as bytes, as the runner's files are built from it. */
+export function readOverlayBytes(sql: SqlStorage): OverlayContent[] {
+  return readOverlayContents(sql).map((e) => ({ path: e.path, op: e.op, content: e.content === null ? null : new Uint8Array(e.content) }));
 }
 
 export function readSubmissionPayload(sql: SqlStorage): SubmissionPayload | null {

@@ -1,4 +1,5 @@
 import { constantTimeEqual, hmacSha256Hex } from "../../lib/hmac";
+import { connectTokenMessage } from "../../domain/executions";
 
 // The runner's names and window (sandbox-runner/src/signing.ts); both directions sign alike.
 export const TIMESTAMP_HEADER = "X-Assay-Timestamp";
@@ -45,4 +46,30 @@ export async function signatureProblem(secret: string, headers: Headers, body: U
   const expected = await signature(secret, Number(headers.get(TIMESTAMP_HEADER)), body);
   if (!constantTimeEqual(expected, headers.get(SIGNATURE_HEADER) ?? "")) return "bad signature";
   return undefined;
+}
+
+/**
+ * The credential a runner dials in to an execution's object with (docs/runner-protocol.md,
+ * "The runner's dial-in"): `<expiry>.<nonce>.<hex HMAC>` over the execution, the nonce and
+ * the expiry. The signature lets the Worker refuse a forgery without waking the object; the
+ * object holds the nonce and takes it once.
+ */
+export async function executionConnectToken(secret: string, executionId: string, nonce: string, expiresAtSeconds: number): Promise<string> {
+  return `${expiresAtSeconds}.${nonce}.${await hmacSha256Hex(secret, connectTokenMessage(executionId, nonce, expiresAtSeconds))}`;
+}
+
+/** The nonce of a good, unexpired connect token of this execution; why it is refused otherwise. */
+export async function checkExecutionConnectToken(
+  secret: string,
+  executionId: string,
+  token: string,
+  now = Date.now(),
+): Promise<{ ok: true; nonce: string } | { ok: false; reason: string }> {
+  const match = /^(\d{1,12})\.([A-Za-z0-9_-]{16,64})\.([0-9a-f]{64})$/.exec(token);
+  if (!match) return { ok: false, reason: "malformed connect token" };
+  const [, expiry, nonce, mac] = match as unknown as [string, string, string, string];
+  const expected = await hmacSha256Hex(secret, connectTokenMessage(executionId, nonce, Number(expiry)));
+  if (!constantTimeEqual(expected, mac)) return { ok: false, reason: "bad connect token signature" };
+  if (Number(expiry) * 1000 <= now) return { ok: false, reason: "expired connect token" };
+  return { ok: true, nonce };
 }

@@ -1,0 +1,96 @@
+import { randomBytes } from "node:crypto";
+import { request } from "node:http";
+import { MessageQueue, type Message } from "./message-queue";
+// A Node client of the API's WebSockets (Node's own WebSocket, which may send headers): what
+// arrived in order, the next message of a type, how it closed. Used by the end-to-end tests
+// and the execution bench.
+
+export type LiveMessage = Message;
+
+export interface LiveSocket {
+  messages: LiveMessage[];
+  /** The next message not yet taken (of `type` when given, skipping others). */
+  next(type?: string, timeoutMs?: number): Promise<LiveMessage>;
+  send(message: unknown): void;
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+export interface SocketRefused {
+  refused: true;
+  /** Node's WebSocket does not expose the HTTP status of a refused upgrade; the message says what failed. */
+  message: string;
+}
+
+export interface SocketOptions {
+  token?: string;
+  /** Sent as `cf-connecting-ip`, which the local server takes as the client's address (rate limits are per IP). */
+  ip?: string;
+}
+
+const headersOf = (opts: SocketOptions): Record<string, string> => ({
+  ...(opts.token && { authorization: `Bearer ${opts.token}` }),
+  ...(opts.ip && { "cf-connecting-ip": opts.ip }),
+});
+
+/** Opens `url` with `Authorization: Bearer <token>` (when given); resolves once open, or with the refusal. */
+export function openLiveSocket(url: string, opts: SocketOptions = {}): Promise<LiveSocket | SocketRefused> {
+  // Node's WebSocket (undici) takes an options object where the DOM type has protocols.
+  const ws = new WebSocket(url, { headers: headersOf(opts) } as unknown as string[]);
+  const queue = new MessageQueue();
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.addEventListener("close", (e) => {
+      resolve({ code: e.code, reason: e.reason });
+      queue.poke();
+    });
+  });
+  ws.addEventListener("message", (e) => {
+    queue.push(JSON.parse(String(e.data)) as LiveMessage);
+  });
+  const socket: LiveSocket = {
+    messages: queue.messages,
+    closed,
+    send: (message) => ws.send(typeof message === "string" ? message : JSON.stringify(message)),
+    next: (type, timeoutMs = 20_000) => queue.next(type, timeoutMs),
+  };
+  return new Promise((resolve) => {
+    ws.addEventListener("open", () => resolve(socket), { once: true });
+    ws.addEventListener("error", (e) => resolve({ refused: true, message: String((e as ErrorEvent).message ?? "refused") }), { once: true });
+  });
+}
+
+export async function mustOpenLive(url: string, opts: SocketOptions = {}): Promise<LiveSocket> {
+  const socket = await openLiveSocket(url, opts);
+  if ("refused" in socket) throw new Error(`socket ${url} refused: ${socket.message}`);
+  return socket;
+}
+
+/**
+ * The HTTP status a WebSocket upgrade of `url` is answered with (101 when accepted; the socket
+ * is then dropped), with the body of a refusal: what Node's WebSocket does not show.
+ */
+export function upgradeAnswer(url: string, opts: SocketOptions = {}): Promise<{ status: number; body: string }> {
+  const target = new URL(url.replace(/^ws/, "http"));
+  return new Promise((resolve, reject) => {
+    const req = request(target, {
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": randomBytes(16).toString("base64"),
+        ...headersOf(opts),
+      },
+    });
+    req.on("upgrade", (res, socket) => {
+      socket.destroy();
+      resolve({ status: res.statusCode ?? 101, body: "" });
+    });
+    req.on("response", (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}

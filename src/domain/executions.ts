@@ -1,0 +1,257 @@
+/**
+ * Live code executions (docs/api.md, "Live code execution"): one candidate program run
+ * interactively in the sandbox, its stdin and output carried over WebSockets by the
+ * execution's ExecutionDO. This file holds the limits, the states and both socket protocols
+ * (client ⇄ object, runner ⇄ object) as pure functions of the object's state.
+ */
+import { z } from "zod";
+import type { Refusal } from "./attempts";
+import { newId } from "../lib/ids";
+
+export const EXECUTION_LANGUAGES = ["node", "python"] as const;
+export type ExecutionLanguage = (typeof EXECUTION_LANGUAGES)[number];
+
+/** The interpreter and file endings of each language; the command is always `<program> <file>`. */
+export const EXECUTION_RUNTIMES: Record<ExecutionLanguage, { program: string; extensions: readonly string[] }> = {
+  node: { program: "node", extensions: [".js", ".mjs", ".cjs"] },
+  python: { program: "python3", extensions: [".py"] },
+};
+
+export const EXECUTION_LIMITS = {
+  /** Executions not yet ended at once per user, and per attempt. */
+  perUser: 3,
+  perAttempt: 2,
+  /** What a 429 for too many live executions tells the client to wait. */
+  retryAfterSeconds: 5,
+  /** Wall clock of the program, chosen per execution. */
+  timeoutSeconds: { min: 1, max: 300, default: 60 },
+  cpuSeconds: 60,
+  memoryMb: 512,
+  processes: 64,
+  /** stdout and stderr together; beyond it the program is stopped with a notice. */
+  outputBytes: 1024 * 1024,
+  workspaceMb: 256,
+  /** A free-standing execution's own files. */
+  files: 20,
+  filesBytes: 256 * 1024,
+  /** One stdin message's data, and stdin over the whole execution (the runner's limits). */
+  stdinMessageBytes: 64 * 1024,
+  stdinTotalBytes: 1024 * 1024,
+  /** How long the object waits for the runner to dial in before it gives the execution up. */
+  connectSeconds: 60,
+  /** After the deadline: time for the runner to confirm the kill before the object ends it. */
+  graceSeconds: 10,
+  /** How long an ended execution's output stays for replay. */
+  retainSeconds: 3600,
+  /** Watchers on one execution at once. */
+  sockets: 20,
+  /** Lifetime of a browser ticket. */
+  ticketSeconds: 60,
+} as const;
+
+/**
+ * starting (the runner has not dialed in) → queued (it has, and waits for a sandbox) →
+ * running → exited | killed | timed_out | error. The last four are final.
+ */
+export const EXECUTION_STATUSES = ["starting", "queued", "running", "exited", "killed", "timed_out", "error"] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const FINAL_EXECUTION_STATUSES = ["exited", "killed", "timed_out", "error"] as const;
+export type FinalExecutionStatus = (typeof FINAL_EXECUTION_STATUSES)[number];
+export const isFinalExecutionStatus = (s: ExecutionStatus): s is FinalExecutionStatus =>
+  (FINAL_EXECUTION_STATUSES as readonly string[]).includes(s);
+
+export const EXIT_CAUSES = ["terminated", "output_limit", "wall", "cpu", "memory", "workspace", "runner_lost", "runner_missing"] as const;
+export type ExitCause = (typeof EXIT_CAUSES)[number];
+
+export const newExecutionId = () => newId("exe");
+export const EXECUTION_ID_PATTERN = /^exe_[0-9a-f]{32}$/;
+
+/** Who watches a socket: the execution's owner may type; staff of its organization only read. */
+export type WatcherRole = "owner" | "staff";
+
+export interface ExecutionExit {
+  status: FinalExecutionStatus;
+  cause: ExitCause | null;
+  code: number | null;
+  signal: string | null;
+  truncated: boolean;
+  /** Why it ended in error, or how the object ended it; null when the program ended by itself. */
+  detail: string | null;
+  timings: { setup_ms: number | null; run_ms: number | null; total_ms: number };
+}
+
+/** What the owner may run: `node <file>` or `python3 <file>`, the file's ending matching the language. */
+export function commandProblem(language: ExecutionLanguage, file: string): string | undefined {
+  const { extensions } = EXECUTION_RUNTIMES[language];
+  if (file.startsWith("-")) return `${JSON.stringify(file)} would be read as an interpreter option`;
+  if (!extensions.some((ext) => file.endsWith(ext))) return `a ${language} program must end in ${extensions.join(", ")}`;
+  return undefined;
+}
+
+export function concurrencyRefusal(scope: "user" | "attempt", active: number): Refusal {
+  const limit = scope === "user" ? EXECUTION_LIMITS.perUser : EXECUTION_LIMITS.perAttempt;
+  return {
+    status: 429,
+    retryAfterSeconds: EXECUTION_LIMITS.retryAfterSeconds,
+    detail:
+      `${scope === "user" ? "You have" : "This attempt has"} ${active} live executions; at most ${limit} may run at once. ` +
+      "Terminate one (send {\"type\":\"terminate\"} on its socket) or wait for it to end.",
+  };
+}
+
+/** The runner's limits for an execution of `timeoutSeconds` (docs/limits.md, "Live code execution"). */
+export function executionRunnerLimits(timeoutSeconds: number) {
+  return {
+    wall_ms: timeoutSeconds * 1000,
+    cpu_ms: EXECUTION_LIMITS.cpuSeconds * 1000,
+    memory_mb: EXECUTION_LIMITS.memoryMb,
+    processes: EXECUTION_LIMITS.processes,
+    output_bytes: EXECUTION_LIMITS.outputBytes,
+    workspace_mb: EXECUTION_LIMITS.workspaceMb,
+  };
+}
+
+// ---- client ⇄ object ------------------------------------------------------------------
+
+export const ClientMessageSchema = z.discriminatedUnion("type", [
+  z
+    .strictObject({
+      type: z.literal("stdin"),
+      data: z.string().optional().describe("Text for the program's stdin, UTF-8; at most 64 KiB per message"),
+      eof: z.boolean().optional().describe("true closes the program's stdin after `data`"),
+    })
+    .refine((m) => m.data !== undefined || m.eof === true, "a stdin message needs data, eof: true, or both"),
+  z.strictObject({ type: z.literal("terminate") }),
+]);
+export type ClientMessage = z.infer<typeof ClientMessageSchema>;
+
+export type ServerMessage =
+  | { type: "hello"; execution_id: string; status: ExecutionStatus; role: WatcherRole; next_seq: number; replay_from: number }
+  | { type: "status"; status: "queued" | "running" }
+  | { type: "stdout" | "stderr"; seq: number; data: string }
+  | ({ type: "exit" } & ExecutionExit)
+  | { type: "error"; detail: string };
+
+/** What the object does with a client's text frame: send the runner something, answer an error, or nothing. */
+export type ClientEffect = { kind: "runner"; messages: RunnerCommand[] } | { kind: "error"; detail: string };
+
+const describeIssues = (error: z.ZodError) =>
+  error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+
+/** The one interpretation of a client's frame, given who sent it and where the execution is. */
+export function clientEffect(raw: string | ArrayBuffer, role: WatcherRole, status: ExecutionStatus): ClientEffect {
+  if (typeof raw !== "string") return { kind: "error", detail: "Binary frames are not part of this protocol; send JSON text" };
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { kind: "error", detail: "The message is not JSON" };
+  }
+  const parsed = ClientMessageSchema.safeParse(json);
+  if (!parsed.success) {
+    const type = typeof json === "object" && json !== null && "type" in json ? (json as { type: unknown }).type : undefined;
+    if (type !== "stdin" && type !== "terminate") {
+      return { kind: "error", detail: `Unknown message type ${JSON.stringify(type ?? null)}; expected "stdin" or "terminate"` };
+    }
+    return { kind: "error", detail: `Invalid ${type} message: ${describeIssues(parsed.error)}` };
+  }
+  const message = parsed.data;
+  if (role !== "owner") return { kind: "error", detail: "This socket is read-only: only the execution's owner may send stdin or terminate" };
+  if (isFinalExecutionStatus(status)) return { kind: "error", detail: `The execution has ended (${status}); nothing more can be sent` };
+  if (message.type === "terminate") return { kind: "runner", messages: [{ type: "terminate" }] };
+  const commands: RunnerCommand[] = [];
+  if (message.data !== undefined) {
+    const bytes = new TextEncoder().encode(message.data).byteLength;
+    if (bytes > EXECUTION_LIMITS.stdinMessageBytes) {
+      return { kind: "error", detail: `stdin data of ${bytes} bytes is over the ${EXECUTION_LIMITS.stdinMessageBytes}-byte limit per message; nothing was written` };
+    }
+    commands.push({ type: "stdin", data: message.data });
+  }
+  if (message.eof) commands.push({ type: "stdin", eof: true });
+  return { kind: "runner", messages: commands };
+}
+
+// ---- runner ⇄ object (docs/runner-protocol.md, "Interactive executions: the transport") ----
+
+export type RunnerCommand = { type: "stdin"; data: string } | { type: "stdin"; eof: true } | { type: "terminate" };
+
+const ms = z.number().int().min(0);
+export const RunnerMessageSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("queued") }),
+  z.object({ type: z.literal("started"), setup_ms: ms.optional() }),
+  z.object({ type: z.literal("output"), stream: z.enum(["stdout", "stderr"]), data: z.string() }),
+  z.object({
+    type: z.literal("exit"),
+    status: z.enum(["exited", "killed", "timed_out", "error"]),
+    cause: z.string().nullable().optional(),
+    code: z.number().int().nullable().optional(),
+    signal: z.string().nullable().optional(),
+    truncated: z.boolean().optional(),
+    error: z.string().nullable().optional(),
+    timings: z.object({ setup_ms: ms.nullable().optional(), run_ms: ms.nullable().optional(), total_ms: ms.optional() }).optional(),
+  }),
+  z.object({ type: z.literal("stdin_refused"), reason: z.string() }),
+]);
+export type RunnerMessage = z.infer<typeof RunnerMessageSchema>;
+
+export function parseRunnerMessage(raw: string | ArrayBuffer): RunnerMessage | undefined {
+  if (typeof raw !== "string") return undefined;
+  try {
+    const parsed = RunnerMessageSchema.safeParse(JSON.parse(raw));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The runner's `exit`, as the clients see it; a cause the runner names that we do not know is dropped. */
+export function exitFromRunner(message: Extract<RunnerMessage, { type: "exit" }>, totalMs: number): ExecutionExit {
+  const cause = EXIT_CAUSES.find((c) => c === message.cause) ?? null;
+  return {
+    status: message.status,
+    cause,
+    code: message.code ?? null,
+    signal: message.signal ?? null,
+    truncated: message.truncated ?? false,
+    detail: message.error ?? null,
+    timings: { setup_ms: message.timings?.setup_ms ?? null, run_ms: message.timings?.run_ms ?? null, total_ms: totalMs },
+  };
+}
+
+/** An end the object decides itself: the runner never came, went away, or missed the deadline, or the owner stopped it before it ran. */
+export function exitByObject(cause: "runner_missing" | "runner_lost" | "wall" | "terminated", totalMs: number): ExecutionExit {
+  const detail = {
+    terminated: "Terminated before the program started: nothing ran",
+    runner_missing: `No sandbox runner started the program within ${EXECUTION_LIMITS.connectSeconds} s (the runners may all be busy); try again`,
+    runner_lost: "The sandbox runner went away before the program ended; its processes are stopped",
+    wall: "The execution reached its time limit and the runner did not confirm the kill; it is ended",
+  }[cause];
+  return {
+    status: cause === "wall" ? "timed_out" : cause === "terminated" ? "killed" : "error",
+    cause,
+    code: null,
+    signal: null,
+    truncated: false,
+    detail,
+    timings: { setup_ms: null, run_ms: null, total_ms: totalMs },
+  };
+}
+
+/**
+ * WebSocket close codes the object uses (docs/api.md, "Live code execution"). Malformed or
+ * refused messages never close a socket: they are answered with an `error` message.
+ */
+export const CLOSE_CODES = {
+  /** The execution ended: its `exit` message was the last one. */
+  ended: 1000,
+  /** The object is shutting this socket down to make room or after an internal failure; reconnect with after_seq. */
+  internal: 1011,
+  /** Too many watchers on the execution. */
+  tooMany: 4429,
+} as const;
+
+// ---- runner connect token ----------------------------------------------------------------
+
+/** The message the runner's connect token signs: execution, single-use nonce and expiry. */
+export const connectTokenMessage = (executionId: string, nonce: string, expiresAtSeconds: number) =>
+  `assay-execution-connect\n${executionId}\n${nonce}\n${expiresAtSeconds}`;
