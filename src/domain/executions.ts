@@ -244,10 +244,6 @@ export function exitByObject(cause: "runner_missing" | "runner_lost" | "wall" | 
 export const CLOSE_CODES = {
   /** The execution ended: its `exit` message was the last one. */
   ended: 1000,
-  /** The object is shutting this socket down to make room or after an internal failure; reconnect with after_seq. */
-  internal: 1011,
-  /** Too many watchers on the execution. */
-  tooMany: 4429,
 } as const;
 
 // ---- runner connect token ----------------------------------------------------------------
