@@ -11,10 +11,10 @@ import { newId } from "../lib/ids";
 export const EXECUTION_LANGUAGES = ["node", "python"] as const;
 export type ExecutionLanguage = (typeof EXECUTION_LANGUAGES)[number];
 
-/** The interpreter and file endings of each language; the command is always `<program> <file>`. */
-export const EXECUTION_RUNTIMES: Record<ExecutionLanguage, { program: string; extensions: readonly string[] }> = {
-  node: { program: "node", extensions: [".js", ".mjs", ".cjs"] },
-  python: { program: "python3", extensions: [".py"] },
+/** The file endings of each language's programs; the runner runs `node <file>` or `python3 <file>`. */
+const EXTENSIONS: Record<ExecutionLanguage, readonly string[]> = {
+  node: [".js", ".mjs", ".cjs"],
+  python: [".py"],
 };
 
 export const EXECUTION_LIMITS = {
@@ -55,7 +55,7 @@ export const EXECUTION_LIMITS = {
  */
 export const EXECUTION_STATUSES = ["starting", "queued", "running", "exited", "killed", "timed_out", "error"] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
-export const FINAL_EXECUTION_STATUSES = ["exited", "killed", "timed_out", "error"] as const;
+const FINAL_EXECUTION_STATUSES = ["exited", "killed", "timed_out", "error"] as const;
 export type FinalExecutionStatus = (typeof FINAL_EXECUTION_STATUSES)[number];
 export const isFinalExecutionStatus = (s: ExecutionStatus): s is FinalExecutionStatus =>
   (FINAL_EXECUTION_STATUSES as readonly string[]).includes(s);
@@ -82,7 +82,7 @@ export interface ExecutionExit {
 
 /** What the owner may run: `node <file>` or `python3 <file>`, the file's ending matching the language. */
 export function commandProblem(language: ExecutionLanguage, file: string): string | undefined {
-  const { extensions } = EXECUTION_RUNTIMES[language];
+  const extensions = EXTENSIONS[language];
   if (file.startsWith("-")) return `${JSON.stringify(file)} would be read as an interpreter option`;
   if (!extensions.some((ext) => file.endsWith(ext))) return `a ${language} program must end in ${extensions.join(", ")}`;
   return undefined;
@@ -113,7 +113,7 @@ export function executionRunnerLimits(timeoutSeconds: number) {
 
 // ---- client ⇄ object ------------------------------------------------------------------
 
-export const ClientMessageSchema = z.discriminatedUnion("type", [
+const ClientMessageSchema = z.discriminatedUnion("type", [
   z
     .strictObject({
       type: z.literal("stdin"),
@@ -123,7 +123,6 @@ export const ClientMessageSchema = z.discriminatedUnion("type", [
     .refine((m) => m.data !== undefined || m.eof === true, "a stdin message needs data, eof: true, or both"),
   z.strictObject({ type: z.literal("terminate") }),
 ]);
-export type ClientMessage = z.infer<typeof ClientMessageSchema>;
 
 export type ServerMessage =
   | { type: "hello"; execution_id: string; status: ExecutionStatus; role: WatcherRole; next_seq: number; replay_from: number }
@@ -176,7 +175,7 @@ export function clientEffect(raw: string | ArrayBuffer, role: WatcherRole, statu
 export type RunnerCommand = { type: "stdin"; data: string } | { type: "stdin"; eof: true } | { type: "terminate" };
 
 const ms = z.number().int().min(0);
-export const RunnerMessageSchema = z.discriminatedUnion("type", [
+const RunnerMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("queued") }),
   z.object({ type: z.literal("started"), setup_ms: ms.optional() }),
   z.object({ type: z.literal("output"), stream: z.enum(["stdout", "stderr"]), data: z.string() }),

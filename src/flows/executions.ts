@@ -1,7 +1,6 @@
 import { database } from "../db/client";
 import { insertExecutionWithin } from "../db/executions";
-import type { Outcome } from "../domain/attempts";
-import { accept } from "../domain/attempts";
+import { accept, type Outcome } from "../domain/attempts";
 import {
   concurrencyRefusal,
   EXECUTION_LIMITS,
@@ -21,7 +20,7 @@ import { executionConnectToken } from "../services/runner/signing";
 import { artifactStorage } from "../services/storage/storage";
 
 /** Where the runner dials in: the Worker's own address, as the runner's callbacks use it. */
-export const executionConnectPath = (executionId: string) => `/api/v1/internal/runner/executions/${executionId}/ws`;
+const executionConnectPath = (executionId: string) => `/api/v1/internal/runner/executions/${executionId}/ws`;
 
 // The runner fetches the snapshot when a sandbox is free, within the connect window.
 const URL_TTL_SECONDS = 600;

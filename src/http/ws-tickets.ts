@@ -8,7 +8,7 @@
 import { constantTimeEqual, hmacSha256Hex } from "../lib/hmac";
 import type { Role, Viewer } from "../domain/roles";
 
-export const WS_TICKET_PREFIX = "wst_";
+const WS_TICKET_PREFIX = "wst_";
 
 export interface WsTicketClaims {
   viewer: Viewer;
