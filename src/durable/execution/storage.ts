@@ -53,7 +53,7 @@ export function exitOf(row: ExecutionRowData): ExecutionExit | null {
 
 /** Appends a chunk; its seq is one past the last (0 for the first). */
 export function appendChunk(sql: SqlStorage, stream: Chunk["stream"], data: string, bytes: number): number {
-  const { seq } = sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM chunks").one();
+  const seq = nextSeq(sql);
   sql.exec("INSERT INTO chunks (seq, stream, data) VALUES (?, ?, ?)", seq, stream, data);
   sql.exec("UPDATE execution SET output_bytes = output_bytes + ?", bytes);
   return seq;
