@@ -2,6 +2,7 @@
 // bearer credential, polling with exponential backoff. Used by `npm run demo` and the e2e tests.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { nextClientIp } from "../lib/client-ip";
 
 export class ApiError extends Error {
   constructor(
@@ -13,11 +14,9 @@ export class ApiError extends Error {
   }
 }
 
-let ipCounter = 0;
-
 export class AssayClient {
   // Each client stands for one user on one machine: its own client IP for the rate limits.
-  private readonly ip = `10.77.${(ipCounter >> 8) & 255}.${ipCounter++ & 255}`;
+  private readonly ip = nextClientIp();
 
   constructor(
     readonly baseUrl: string,

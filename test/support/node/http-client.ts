@@ -1,13 +1,9 @@
 import { inject } from "vitest";
 import { mintLocalToken } from "../../../scripts/lib/local-token";
+import { nextClientIp } from "../../../scripts/lib/client-ip";
 
-let ipCounter = 0;
 /** A client IP of its own per test, so one test's rate limits never reach another. */
-export function freshIp(): string {
-  ipCounter += 1;
-  const n = (process.pid % 200) * 10_000 + ipCounter;
-  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-}
+export const freshIp = nextClientIp;
 
 export interface Call {
   method?: string;

@@ -1,14 +1,10 @@
 import { env, exports } from "cloudflare:workers";
 import { importJWK, SignJWT, type JWK } from "jose";
 import { DEV_AUDIENCE, DEV_ISSUER } from "../../../scripts/lib/dev-identity";
+import { nextClientIp } from "../../../scripts/lib/client-ip";
 
-let ipCounter = 0;
-/** A client IP no other test uses, so rate limits of one test never leak into another. */
-export function freshIp(): string {
-  ipCounter += 1;
-  const n = (Date.now() % 200) * 1000 + ipCounter;
-  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-}
+/** A client IP of its own per test, so one test's rate limits never reach another. */
+export const freshIp = nextClientIp;
 
 export interface CallOptions {
   method?: string;
