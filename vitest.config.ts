@@ -41,6 +41,10 @@ export default defineConfig({
                   URL_SIGNING_SECRET: "integration-url-signing-secret",
                   // Invitation e-mails land in R2's outbox/; the HTTP provider is tested with a stand-in.
                   EMAIL_PROVIDER: "outbox",
+                  // AI chat answers from the deterministic local stand-in; the OpenAI-compatible
+                  // provider is tested against a stand-in endpoint at this URL.
+                  AI_PROVIDER: "local",
+                  AI_OPENAI_URL: "http://ai.test/v1",
                   TOKEN_ENCRYPTION_KEY: "integration-token-encryption-key",
                   // A dev repo host with the fixture repositories, started by the global set-up.
                   REPOHOST_ENTERPRISE_HOSTS: inject<string>("repohostUrl"),

@@ -37,6 +37,8 @@ async function ensureDevVars(): Promise<void> {
     TOKEN_ENCRYPTION_KEY: secret,
     // Invitation e-mails go to .dev/outbox/ through the dev mail sink, never to a provider.
     EMAIL_PROVIDER: () => "outbox",
+    // AI chat answers from the local stand-in, labelled as such; no provider, no network.
+    AI_PROVIDER: () => "local",
   };
   for (const [key, make] of Object.entries(defaults)) vars[key] ??= make();
   if (JSON.stringify(vars) !== before) {

@@ -7,11 +7,13 @@ import { preflight, withCors } from "./http/cors";
 import { errorResponse, HttpError } from "./http/errors";
 import { enforceRateLimits } from "./http/rate-limit";
 import { requestIdFor, requestState } from "./http/request-state";
+import { aiChatRoutes } from "./routes/ai-chat";
 import { analyticsRoutes } from "./routes/analytics";
 import { attemptRoutes } from "./routes/attempts";
 import { auditEventRoutes } from "./routes/audit-events";
 import { changeRoutes } from "./routes/changes";
 import { codeExecutionRoutes } from "./routes/code-execution";
+import { notificationRoutes } from "./routes/notifications";
 import { docsResponse } from "./routes/docs";
 import { evaluationRoutes } from "./routes/evaluation";
 import { log } from "./lib/log";
@@ -49,7 +51,9 @@ const tables: RouteTable[] = [
   evaluationRoutes,
   storageRoutes,
   telemetryRoutes,
+  aiChatRoutes,
   codeExecutionRoutes,
+  notificationRoutes,
   internalRunnerRoutes,
 ];
 

@@ -1,4 +1,11 @@
-import type { EmailQueueMessage, RunnerQueueMessage, ScoringMessage, TaskImportMessage, TelemetryMessage } from "./queues/messages";
+import type {
+  EmailQueueMessage,
+  NotificationQueueMessage,
+  RunnerQueueMessage,
+  ScoringMessage,
+  TaskImportMessage,
+  TelemetryMessage,
+} from "./queues/messages";
 
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {
@@ -19,6 +26,10 @@ export interface Env {
   ATTEMPTS: DurableObjectNamespace;
   /** One ExecutionDO per live code execution (src/durable/execution/), untyped like ATTEMPTS. */
   EXECUTIONS: DurableObjectNamespace;
+  /** One NotificationDO per user (src/durable/notification/), untyped like ATTEMPTS. */
+  NOTIFICATIONS: DurableObjectNamespace;
+  /** Notifications on their way to their users' NotificationDOs. */
+  NOTIFICATION_EVENTS: Queue<NotificationQueueMessage>;
   /** Submitted attempts to score: `{attempt_id}`. */
   SCORING: Queue<ScoringMessage>;
   /** IDE telemetry on its way to D1's `telemetry_events`. */
@@ -71,4 +82,20 @@ export interface Env {
   EMAIL_API_KEY?: string;
   /** Development only: the dev mail sink that writes outbox messages to files (`npm start` sets it). */
   DEV_MAIL_SINK_URL?: string;
+
+  /**
+   * AI chat's provider (docs/api.md, "AI chat"): "workers-ai" (production), "openai" (an
+   * OpenAI-compatible endpoint) or "local" (the deterministic stand-in of `.dev.vars` and the tests).
+   */
+  AI_PROVIDER: string;
+  /** The model asked, for workers-ai and openai. */
+  AI_MODEL: string;
+  /**
+   * The Workers AI binding. Production only (wrangler.toml says why): an `[ai]` binding makes
+   * `wrangler dev` and the tests reach Cloudflare's network.
+   */
+  AI?: Ai;
+  /** For AI_PROVIDER=openai: the API's base URL (`{AI_OPENAI_URL}/chat/completions`) and its key, a secret. */
+  AI_OPENAI_URL?: string;
+  AI_OPENAI_API_KEY?: string;
 }

@@ -4,6 +4,7 @@ import { handleQueue } from "./queues";
 
 export { AttemptDO } from "./durable/attempt/object";
 export { ExecutionDO } from "./durable/execution/object";
+export { NotificationDO } from "./durable/notification/object";
 
 export default {
   fetch: handleFetch,

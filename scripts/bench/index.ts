@@ -11,6 +11,7 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   telemetry: () => import("./telemetry"),
   analytics: () => import("./analytics"),
   execution: () => import("./execution"),
+  notifications: () => import("./notifications"),
 };
 
 const names = process.argv.slice(2);

@@ -12,6 +12,7 @@ export interface LiveSocket {
   /** The next message not yet taken (of `type` when given, skipping others). */
   next(type?: string, timeoutMs?: number): Promise<LiveMessage>;
   send(message: unknown): void;
+  close(): void;
   closed: Promise<{ code: number; reason: string }>;
 }
 
@@ -50,6 +51,7 @@ export function openLiveSocket(url: string, opts: SocketOptions = {}): Promise<L
     messages: queue.messages,
     closed,
     send: (message) => ws.send(typeof message === "string" ? message : JSON.stringify(message)),
+    close: () => ws.close(1000),
     next: (type, timeoutMs = 20_000) => queue.next(type, timeoutMs),
   };
   return new Promise((resolve) => {

@@ -16,6 +16,8 @@ export interface Stack {
   outboxDir: string;
   /** The stack's local D1/R2/DO state, for tools that write to its database directly. */
   stateDir: string;
+  /** The `npm start` process: every process of the stack runs under it. */
+  pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     mailUrl: `http://127.0.0.1:${mailPort}`,
     outboxDir: join(stateDir, "outbox"),
     stateDir,
+    pid: child.pid,
     async stop() {
       if (alive()) {
         kill("SIGTERM");

@@ -1,8 +1,9 @@
 import { and, asc, count, desc, eq, gt, gte, inArray, or, sql } from "drizzle-orm";
-import { minuteOf, type ScoreTimes, type SourceBound, type TimelineEvent } from "../domain/evaluation";
+import { minuteOf, numberTie, type ScoreTimes, type SourceBound, type TimelineEvent } from "../domain/evaluation";
 import { runStatus } from "../domain/runs";
+import { chatMessageOf } from "./ai-chat";
 import type { Database } from "./client";
-import { runnerJobs, runs, scores, telemetryEvents } from "./schema";
+import { aiChatMessages, runnerJobs, runs, scores, telemetryEvents } from "./schema";
 import type { ScoreRow } from "./scores";
 
 // The D1 reads of an attempt's evaluation (docs/api.md, "Evaluation"). The timeline's sources
@@ -31,6 +32,24 @@ export async function runsAfter(db: Database, attemptId: string, bound: SourceBo
     reason: run.reason,
     counts: run.result?.counts ?? null,
   }));
+}
+
+/** Up to `limit` of the attempt's AI chat messages after `bound`, by time and seq, each as a timeline event. */
+export async function chatMessagesAfter(db: Database, attemptId: string, bound: SourceBound | null, limit: number): Promise<TimelineEvent[]> {
+  const after = bound
+    ? or(
+        gt(aiChatMessages.createdAt, bound.at),
+        and(eq(aiChatMessages.createdAt, bound.at), gt(aiChatMessages.seq, numberTie(bound))),
+      )
+    : undefined;
+  const rows = await db
+    .select()
+    .from(aiChatMessages)
+    .where(and(eq(aiChatMessages.attemptId, attemptId), after))
+    .orderBy(asc(aiChatMessages.createdAt), asc(aiChatMessages.seq))
+    .limit(limit)
+    .all();
+  return rows.map((row) => ({ type: "ai_chat_message", at: row.createdAt, message: chatMessageOf(row) }));
 }
 
 /**

@@ -1,9 +1,12 @@
-import { and, count, desc, eq, gt, isNotNull, isNull, lte, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { DeliveryStatus, InvitationStatus } from "../domain/invitations";
+import { ROLES } from "../domain/roles";
 import { FALLBACK_TITLE, taskStatement, type StatementColumns } from "../domain/statement";
 import type { Database } from "./client";
 import { rowValues } from "./rows";
 import { invitations, memberships, organizations, plans, taskAssignments, tasks, users } from "./schema";
+
+const STAFF_ROLES = ROLES.filter((r) => r !== "candidate");
 
 export type InvitationRow = typeof invitations.$inferSelect;
 /**
@@ -321,4 +324,27 @@ export async function recordDelivery(
       ...(outcome.status === "sent" && { deliveredAt: now }),
     })
     .where(currentDelivery(id, tokenHash));
+}
+
+/**
+ * Staff who follow a task (docs/api.md, "Notifications"): who imported it and who invited
+ * candidates to it, while their stored membership in its organization is a staff one.
+ */
+export async function taskFollowers(db: Database, taskId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ userId: memberships.userId })
+    .from(memberships)
+    .innerJoin(tasks, eq(tasks.organizationId, memberships.organizationId))
+    .where(
+      and(
+        eq(tasks.id, taskId),
+        inArray(memberships.role, STAFF_ROLES),
+        or(
+          eq(memberships.userId, tasks.createdBy),
+          exists(db.select({ one: sql`1` }).from(invitations).where(and(eq(invitations.taskId, taskId), eq(invitations.invitedBy, memberships.userId)))),
+        ),
+      ),
+    )
+    .all();
+  return rows.map((r) => r.userId);
 }

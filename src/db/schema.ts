@@ -9,3 +9,4 @@ export * from "./schema/scores";
 export * from "./schema/audit";
 export * from "./schema/telemetry";
 export * from "./schema/executions";
+export * from "./schema/ai-chat";

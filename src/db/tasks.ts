@@ -121,7 +121,10 @@ export async function insertTask(db: Database, task: NewTask): Promise<TaskRow> 
 
 /** What staff may change on a task. */
 export type TaskEdit = Partial<
-  Pick<NewTask, "statementTitle" | "statementBody" | "title" | "description" | "tags" | "timeLimitMinutes" | "visibility">
+  Pick<
+    NewTask,
+    "statementTitle" | "statementBody" | "title" | "description" | "tags" | "timeLimitMinutes" | "visibility" | "aiAssistance"
+  >
 >;
 
 export async function editTask(db: Database, taskId: string, edit: TaskEdit): Promise<TaskRow | undefined> {
@@ -154,19 +157,23 @@ export async function advanceTask(
   taskId: string,
   from: TaskStatus,
   changes: Partial<Omit<NewTask, "id">> & { status: TaskStatus },
-): Promise<void> {
-  await db
+): Promise<TaskRow | undefined> {
+  return db
     .update(tasks)
     .set(changes)
-    .where(and(eq(tasks.id, taskId), eq(tasks.status, from)));
+    .where(and(eq(tasks.id, taskId), eq(tasks.status, from)))
+    .returning()
+    .get();
 }
 
 const UNFINISHED: TaskStatus[] = ["IMPORTING", "PREPARING", "VALIDATING"];
 
-/** Ends an unfinished task as FAILED; a finished one is left as it is (at-least-once delivery). */
-export async function failTask(db: Database, taskId: string, reason: string): Promise<void> {
-  await db
+/** Ends an unfinished task as FAILED, returning it; a finished one is left as it is (at-least-once delivery). */
+export async function failTask(db: Database, taskId: string, reason: string): Promise<TaskRow | undefined> {
+  return db
     .update(tasks)
     .set({ status: "FAILED", failureReason: reason, updatedAt: new Date().toISOString() })
-    .where(and(eq(tasks.id, taskId), inArray(tasks.status, UNFINISHED)));
+    .where(and(eq(tasks.id, taskId), inArray(tasks.status, UNFINISHED)))
+    .returning()
+    .get();
 }

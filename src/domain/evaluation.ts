@@ -1,8 +1,9 @@
 /**
  * The evaluation of one attempt for its organization's staff (docs/api.md, "Evaluation"): its
- * timeline, merged from the attempt object's save history, the runs, the telemetry and the
- * score reports, and the bound on the save history.
+ * timeline, merged from the attempt object's save history, the runs, the telemetry, the AI chat
+ * transcript and the score reports, and the bound on the save history.
  */
+import type { ChatMessage } from "./ai-chat";
 import type { OverlayOp } from "./overlay";
 
 /**
@@ -80,6 +81,7 @@ export type TimelineEvent =
   | { type: "save"; at: string; save: number; files: SaveFile[]; bytes: number }
   | { type: "run"; at: string; run_id: string; status: string; finished_at: string | null; reason: string | null; counts: RunCounts | null }
   | { type: "telemetry"; at: string; counts: Record<string, number>; total: number }
+  | { type: "ai_chat_message"; at: string; message: ChatMessage }
   | { type: "submitted"; at: string; auto_submitted: boolean }
   | { type: "scoring_started"; at: string; score_id: string }
   | { type: "scoring_finished"; at: string; score_id: string; status: string; overall_score: number | null; reason: string | null };
@@ -93,6 +95,7 @@ export const TIMELINE_EVENT_TYPES = [
   "save",
   "run",
   "telemetry",
+  "ai_chat_message",
   "submitted",
   "scoring_started",
   "scoring_finished",
@@ -107,11 +110,16 @@ export interface TimelineCursor {
 
 const rank = (type: TimelineEventType) => TIMELINE_EVENT_TYPES.indexOf(type);
 
-/** Tells apart events of one type at one instant; saves are padded so that they compare as strings in order. */
+/** Numbers as ids, padded so that they compare as strings in order. */
+const numberId = (n: number) => String(n).padStart(12, "0");
+
+/** Tells apart events of one type at one instant. */
 function eventId(e: TimelineEvent): string {
   switch (e.type) {
     case "save":
-      return String(e.save).padStart(12, "0");
+      return numberId(e.save);
+    case "ai_chat_message":
+      return numberId(e.message.seq);
     case "run":
       return e.run_id;
     case "scoring_started":
@@ -149,8 +157,8 @@ export function decodeCursor(text: string): TimelineCursor | undefined {
   if (!Array.isArray(value) || value.length !== 3 || !value.every((v) => typeof v === "string")) return undefined;
   const [at, type, id] = value as [string, string, string];
   const known = (TIMELINE_EVENT_TYPES as readonly string[]).includes(type);
-  // A save's id goes to SQL as a number (saveTie).
-  const idFits = type === "save" ? /^\d{1,15}$/.test(id) : id.length <= 128;
+  // A save's and a chat message's id go to SQL as numbers (numberTie).
+  const idFits = type === "save" || type === "ai_chat_message" ? /^\d{1,15}$/.test(id) : id.length <= 128;
   return known && at.length <= 64 && idFits ? { at, type: type as TimelineEventType, id } : undefined;
 }
 
@@ -170,8 +178,8 @@ export function boundFor(cursor: TimelineCursor | undefined, type: TimelineEvent
   return { at: cursor.at, tie: order > 0 ? "" : order < 0 ? null : cursor.id };
 }
 
-/** The save number after which a source of saves continues at the bound's instant (see SourceBound). */
-export function saveTie(bound: SourceBound): number {
+/** The number (a save's, a chat message's seq) after which a numbered source continues at the bound's instant (see SourceBound). */
+export function numberTie(bound: SourceBound): number {
   if (bound.tie === null) return Number.MAX_SAFE_INTEGER;
   return bound.tie === "" ? 0 : Number(bound.tie);
 }

@@ -14,6 +14,12 @@ export type TaskVisibility = (typeof TASK_VISIBILITIES)[number];
 
 export const DEFAULT_TIME_LIMIT_MINUTES = 90;
 
+/**
+ * Whether candidates may use AI chat on a new task: off unless staff allow it, because an
+ * assessment measures the candidate's own work unless the organization decides otherwise.
+ */
+export const DEFAULT_AI_ASSISTANCE = false;
+
 /** How a caller relates to a task, which decides what of it they may see. */
 export type TaskAudience = "staff" | "candidate" | "none";
 

@@ -1,5 +1,5 @@
 import { database } from "../db/client";
-import { newestFinishedScore, runsAfter, scoreTimes, telemetryPerMinute } from "../db/evaluation";
+import { chatMessagesAfter, newestFinishedScore, runsAfter, scoreTimes, telemetryPerMinute } from "../db/evaluation";
 import { latestScore } from "../db/scores";
 import { findTask } from "../db/tasks";
 import { accept, refuse, type Outcome, type SubmissionPayload } from "../domain/attempts";
@@ -7,8 +7,8 @@ import {
   boundFor,
   lifecycleEvents,
   mergeTimeline,
+  numberTie,
   saveEvents,
-  saveTie,
   scoringEvents,
   telemetryEvents,
   type TimelineCursor,
@@ -20,7 +20,7 @@ import type { Env } from "../env";
 
 // An attempt's evaluation for its organization's staff (docs/api.md, "Evaluation"): what the
 // attempt object holds (its lifecycle, saves, submission) beside what D1 holds (runs,
-// telemetry, score reports).
+// telemetry, the AI chat transcript, score reports).
 
 /**
  * One page of the attempt's timeline after `cursor`. Each source gives one event more than
@@ -31,17 +31,18 @@ export async function timelinePage(env: Env, attemptId: string, cursor: Timeline
   const object = attemptObject(env, attemptId);
   const more = limit + 1;
   const saves = boundFor(cursor, "save");
-  const [record, groups, runs, telemetry, scores] = await Promise.all([
+  const [record, groups, runs, telemetry, chat, scores] = await Promise.all([
     object.record(),
-    object.saveGroups(saves && { at: saves.at, save: saveTie(saves) }, more),
+    object.saveGroups(saves && { at: saves.at, save: numberTie(saves) }, more),
     runsAfter(db, attemptId, boundFor(cursor, "run"), more),
     // From the minute the cursor falls in, which may lie before it: one minute more.
     telemetryPerMinute(db, attemptId, boundFor(cursor, "telemetry")?.at ?? null, more + 1),
+    chatMessagesAfter(db, attemptId, boundFor(cursor, "ai_chat_message"), more),
     scoreTimes(db, attemptId),
   ]);
   if (!record) throw new Error(`attempt ${attemptId} has no state in its object`);
   return mergeTimeline(
-    [lifecycleEvents(record), saveEvents(groups), runs, telemetryEvents(telemetry), scoringEvents(scores)],
+    [lifecycleEvents(record), saveEvents(groups), runs, telemetryEvents(telemetry), chat, scoringEvents(scores)],
     cursor,
     limit,
   );

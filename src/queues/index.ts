@@ -1,5 +1,6 @@
 import type { Env } from "../env";
 import { consumeEmail, consumeEmailDeadLetters, EMAIL_DEAD_LETTERS, EMAIL_QUEUE } from "./email";
+import { consumeNotificationDeadLetters, consumeNotifications, NOTIFICATION_DEAD_LETTERS, NOTIFICATION_QUEUE } from "./notifications";
 import { consumeRunnerJobDeadLetters, consumeRunnerJobs, RUNNER_JOBS_DEAD_LETTERS, RUNNER_JOBS_QUEUE } from "./runner-jobs";
 import { consumeScoring, consumeScoringDeadLetters, SCORING_DEAD_LETTERS, SCORING_QUEUE } from "./scoring";
 import { consumeTaskImportDeadLetters, consumeTaskImports, TASK_IMPORT_DEAD_LETTERS, TASK_IMPORT_QUEUE } from "./task-import";
@@ -21,6 +22,8 @@ const consumers: Record<string, Consumer> = {
   [EMAIL_DEAD_LETTERS]: consumeEmailDeadLetters,
   [TELEMETRY_QUEUE]: consumeTelemetry,
   [TELEMETRY_DEAD_LETTERS]: consumeTelemetryDeadLetters,
+  [NOTIFICATION_QUEUE]: consumeNotifications,
+  [NOTIFICATION_DEAD_LETTERS]: consumeNotificationDeadLetters,
 };
 
 /** The Worker's queue entry. */

@@ -1,3 +1,4 @@
+import type { NotificationType } from "../domain/notifications";
 import type { TelemetryRecord } from "../domain/telemetry";
 
 /**
@@ -31,4 +32,16 @@ export interface TelemetryMessage {
   attempt_id: string;
   organization_id: string;
   events: TelemetryRecord[];
+}
+
+/**
+ * `notification-events`: one notification for one user. `key` makes a redelivery a no-op;
+ * `created_at` is the event's time, which the notification keeps.
+ */
+export interface NotificationQueueMessage {
+  user_id: string;
+  type: NotificationType;
+  payload: Record<string, unknown>;
+  key: string;
+  created_at: string;
 }

@@ -1,8 +1,9 @@
 import { database } from "../db/client";
-import { failTask, findTask } from "../db/tasks";
+import { findTask } from "../db/tasks";
 import { IMPORT_ATTEMPTS, importRetryDelaySeconds } from "../domain/tasks";
 import type { Env } from "../env";
 import { RepoHostError } from "../services/repohost/errors";
+import { failImport } from "../flows/task-import/ended";
 import { importTask, repoHostFailureReason, TaskImportFailure } from "../flows/task-import/import";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
@@ -27,18 +28,18 @@ async function handle(message: Message<TaskImportMessage>, env: Env): Promise<vo
     const task = await findTask(db, taskId);
     if (!task) return message.ack();
     if (e instanceof TaskImportFailure) {
-      await failTask(db, taskId, e.message);
+      await failImport(env, taskId, e.message);
       return message.ack();
     }
     if (e instanceof RepoHostError && !e.retryable) {
-      await failTask(db, taskId, repoHostFailureReason(e, task));
+      await failImport(env, taskId, repoHostFailureReason(e, task));
       return message.ack();
     }
     const detail = e instanceof Error ? e.message : String(e);
     if (message.attempts >= IMPORT_ATTEMPTS) {
       log("error", "task import: giving up", { task_id: taskId, attempt: message.attempts, error: detail });
       const what = e instanceof RepoHostError ? `the repo host kept failing (${detail})` : `an internal error (${detail})`;
-      await failTask(db, taskId, `The import failed after ${message.attempts} attempts because of ${what}; import the pull request again later.`);
+      await failImport(env, taskId, `The import failed after ${message.attempts} attempts because of ${what}; import the pull request again later.`);
       return message.ack();
     }
     const delaySeconds = retryDelay(env, message.attempts, e instanceof RepoHostError ? e.retryAfterSeconds : undefined);
@@ -63,7 +64,7 @@ export function consumeTaskImportDeadLetters(batch: MessageBatch<TaskImportMessa
     ...common,
     retryDelaySeconds: (attempts) => retryDelay(env, attempts),
     async handle(message) {
-      await failTask(database(env.DB), message.body.task_id, "The import could not be completed; import the pull request again.");
+      await failImport(env, message.body.task_id, "The import could not be completed; import the pull request again.");
       message.ack();
     },
   });

@@ -5,6 +5,7 @@ import { decodeCursor, SAVE_HISTORY_LIMITS } from "../domain/evaluation";
 import { bytesToBase64 } from "../domain/overlay";
 import { RUN_STATUSES } from "../domain/runs";
 import { TELEMETRY_EVENT_KINDS } from "../domain/telemetry";
+import { ChatMessageSchema } from "./ai-chat";
 import { attemptObject } from "../durable/attempt/object";
 import { scoreEvidence, submissionDiff, timelinePage } from "../flows/evaluation";
 import type { Caller } from "../http/auth";
@@ -51,6 +52,11 @@ const TimelineEventSchema = z
       at: z.string().describe("The minute's start, by the client's clock"),
       counts: z.record(z.string(), int).describe(`Events per kind in the minute; kinds: ${TELEMETRY_EVENT_KINDS.join(", ")}`),
       total: int,
+    }),
+    z.object({
+      type: z.literal("ai_chat_message"),
+      at: z.string().describe("The message's created_at"),
+      message: ChatMessageSchema.describe("A message of the AI chat, either side, as GET .../ai-chat/messages shows it"),
     }),
     z.object({ type: z.literal("submitted"), at: z.string(), auto_submitted: z.boolean() }),
     z.object({ type: z.literal("scoring_started"), at: z.string(), score_id: z.string() }),
@@ -116,10 +122,10 @@ export class GetTimeline extends SessionEndpoint {
   protected readonly role = "interviewer";
   schema = {
     tags: ["evaluation"],
-    summary: "The attempt's timeline: lifecycle, saves, runs, telemetry per minute, scoring",
+    summary: "The attempt's timeline: lifecycle, saves, runs, telemetry per minute, AI chat messages, scoring",
     description:
       "Interviewers and above in the attempt's organization. Events oldest first; at one instant in the order " +
-      "created, started, save, run, telemetry, submitted, scoring_started, scoring_finished. Telemetry is counted per " +
+      "created, started, save, run, telemetry, ai_chat_message, submitted, scoring_started, scoring_finished. Telemetry is counted per " +
       "kind and minute by the client's clock, and arrives asynchronously. Paginated by cursor, not page: pass " +
       "`next_cursor` back as `cursor` until it is null. A page is read as of its request; events that arrive later " +
       "with an earlier time (telemetry) appear when the timeline is read again from the start.",

@@ -36,6 +36,8 @@ import { visibleTask } from "../http/visibility";
 import { queueInvitationEmail } from "../flows/invitation-mail";
 import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
+import { notificationsFor } from "../domain/notifications";
+import { notify } from "../durable/notification/send";
 
 const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
 const InviteIdParam = z.object({ invite_id: Id });
@@ -361,7 +363,7 @@ export class AcceptInvitation extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, exec, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     const db = database(env.DB);
     const tokenHash = await hashInviteToken(body.token);
@@ -388,6 +390,8 @@ export class AcceptInvitation extends SessionEndpoint {
       throw HttpError.conflict("This invitation could not be accepted; it changed meanwhile");
     }
     const accepted = await currentInvitation(db, inv.id);
+    const payload = { invitation_id: accepted.id, task_id: accepted.taskId, organization_id: accepted.organizationId, candidate_id: caller.user.id };
+    exec.waitUntil(notify(env, notificationsFor([accepted.invitedBy], "invitation.accepted", payload, accepted.id)));
     return {
       invite_id: accepted.id,
       organization_id: accepted.organizationId,

@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { archiveTask, countTasks, editTask, failTask, insertTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
 import { parsePullRequestUrl } from "../domain/pr-url";
 import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
-import { DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
+import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
@@ -20,6 +20,9 @@ const Tags = z
   .transform((tags) => [...new Set(tags)])
   .describe("Up to 20 tags of 1–50 characters; duplicates are dropped");
 const TimeLimit = z.number().int().min(5).max(1440).nullable().describe("Minutes a candidate has after starting; null for no limit");
+const AiAssistance = z
+  .boolean()
+  .describe("Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default");
 
 const StatementSchema = z
   .object({
@@ -44,6 +47,7 @@ export const TaskSchema = z
     test_framework: z.string().nullable(),
     test_command: z.array(z.string()).nullable(),
     time_limit_minutes: z.number().int().nullable(),
+    ai_assistance: AiAssistance,
     created_at: z.string(),
     updated_at: z.string(),
     ready_at: z.string().nullable(),
@@ -92,6 +96,7 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
     test_framework: task.testFramework,
     test_command: task.testCommand,
     time_limit_minutes: task.timeLimitMinutes,
+    ai_assistance: task.aiAssistance,
     created_at: task.createdAt,
     updated_at: task.updatedAt,
     ready_at: task.readyAt,
@@ -138,6 +143,7 @@ export class ImportPullRequest extends SessionEndpoint {
           visibility: z.enum(TASK_VISIBILITIES).default("PRIVATE_ORG"),
           organization_id: OrgIdParam.shape.org_id,
           tags: Tags.default([]),
+          ai_assistance: AiAssistance.default(DEFAULT_AI_ASSISTANCE),
         }),
       ),
     },
@@ -169,6 +175,7 @@ export class ImportPullRequest extends SessionEndpoint {
       prNumber: number,
       prUrl: htmlUrl,
       timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
+      aiAssistance: body.ai_assistance,
       createdBy: caller.user.id,
       createdAt: now,
       updatedAt: now,
@@ -252,7 +259,7 @@ export class PatchTask extends SessionEndpoint {
   protected readonly role = "interviewer";
   schema = {
     tags: ["tasks"],
-    summary: "Change a task's statement, title, description, tags, time limit or visibility",
+    summary: "Change a task's statement, title, description, tags, time limit, visibility or AI assistance",
     description:
       "Interviewer or higher in the task's organization. `statement` is what candidates read; `title` and " +
       "`description` are the staff's own and never shown to candidates.",
@@ -277,6 +284,7 @@ export class PatchTask extends SessionEndpoint {
             tags: Tags.optional(),
             time_limit_minutes: TimeLimit.optional(),
             visibility: z.enum(TASK_VISIBILITIES).optional(),
+            ai_assistance: AiAssistance.optional(),
           })
           .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" }),
       ),
@@ -296,6 +304,7 @@ export class PatchTask extends SessionEndpoint {
       ...(body.tags !== undefined && { tags: body.tags }),
       ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
       ...(body.visibility !== undefined && { visibility: body.visibility }),
+      ...(body.ai_assistance !== undefined && { aiAssistance: body.ai_assistance }),
     });
     if (!updated) throw HttpError.notFound(`Task ${task.id} not found`);
     return taskView(updated, "staff");

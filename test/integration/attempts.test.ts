@@ -21,6 +21,7 @@ import {
   type AttemptJson,
 } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
+import { notified } from "../support/worker/notifications";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const start = (token: string, id: string) => call(`/api/v1/attempts/${id}/start`, { method: "POST", token });
@@ -296,6 +297,7 @@ describe("the deadline", () => {
     expect(after.submission).toMatchObject({ tests_passed: null, overlay: { files: 2, total_bytes: 9 } });
     expect(await d1Row(attempt.id)).toMatchObject({ status: "SUBMITTED", auto_submitted: 1 });
     expect((await objectState(attempt.id)).row.scoring_enqueued_at).not.toBeNull();
+    await notified(candidate.token, "attempt.auto_submitted", { attempt_id: attempt.id });
     await expectError(await submit(candidate.token, attempt.id), 409, /submitted automatically at its deadline/);
     await expectError(await patchChanges(candidate, attempt.id, { a: { op: "delete" } }), 409, /locked/);
   });

@@ -18,6 +18,7 @@ import {
   uniqueOrg,
   type Person,
 } from "../support/worker/invitations";
+import { notificationsOf, notified } from "../support/worker/notifications";
 
 interface Invitation {
   invite_id: string;
@@ -416,6 +417,8 @@ describe("POST /invites/accept", () => {
     });
     expect(await findMembership(database(env.DB), candidate.userId, org)).toEqual({ role: "candidate", source: "invitation" });
     expect(await getInvitation(staff, inv.invite_id)).toMatchObject({ status: "used", used_by: candidate.userId });
+    await notified(staff.token, "invitation.accepted", { invitation_id: inv.invite_id, task_id: task.id, organization_id: org, candidate_id: candidate.userId });
+    expect((await notificationsOf(candidate.token)).items).toEqual([]);
 
     const tasks = await call("/api/v1/tasks", { token: candidate.token });
     expect(((await tasks.json()) as { items: { task_id: string }[] }).items.map((t) => t.task_id)).toContain(task.id);

@@ -14,6 +14,7 @@ import { eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
 import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { insertReadyTask } from "../support/worker/tasks";
+import { notificationsOf, notified } from "../support/worker/notifications";
 
 interface RunJson {
   id: string;
@@ -339,6 +340,9 @@ describe("a finished run", () => {
     const after = await getRun(candidate, attemptId, run.id);
     expect(after).toEqual({ ...done, artifact_urls: after.artifact_urls, artifact_urls_expire_at: after.artifact_urls_expire_at });
     expect((await objectRun(attemptId, run.id)).row.version).toBe(2);
+    // Its candidate heard of it once, with the status it has kept.
+    await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
+    expect((await notificationsOf(candidate.token)).items.filter((n) => n.payload.run_id === run.id)).toHaveLength(1);
   });
 
   it("TIMED_OUT, FAILED and ERROR keep the runner's reason; a run without a report has no tests and only the artifacts it made", async () => {
@@ -447,6 +451,7 @@ describe("reliability", () => {
     await setSweepAt(attemptId, run.id, Date.now() - 1000);
     expect(await runDurableObjectAlarm(attemptStub(attemptId))).toBe(true);
     expect(await getRun(candidate, attemptId, run.id)).toMatchObject({ status: "SUCCEEDED", counts: { total: 1, passed: 1 }, tests: [{ name: "a" }] });
+    await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
   });
 
   it("a run the object stored but never queued (it stopped half-way) is ERROR at its sweep", async () => {

@@ -4,6 +4,7 @@ import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 import { b64, patchChanges, startedAttempt, submit } from "../support/worker/attempts";
 import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
+import { notified } from "../support/worker/notifications";
 
 // The sandbox runner is the one outside party faked: it accepts every job; the tests play its callbacks.
 let restoreFetch: () => void;
@@ -69,6 +70,26 @@ describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => 
     expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["conftest.py", "src/x.js", "test/mine.test.js", "test/x.test.js"] }, test: { coverage: true }, schedule });
     expect(workspace.patches).toBeUndefined();
     expect((workspace.files as unknown[]).length).toBe(5);
+  });
+
+  it("a finished report: the attempt is SCORED, and its candidate and the staff following the task are notified", async () => {
+    const { attempt, candidate, interviewer, taskId } = await submittedAttempt();
+    // The report reads the base of changed files from the snapshot: an empty tarball has none.
+    const emptyTar = new Blob([new Uint8Array(1024)]).stream().pipeThrough(new CompressionStream("gzip"));
+    await env.BUCKET.put(taskKeys(taskId).snapshot, await new Response(emptyTar).arrayBuffer());
+    const row = await scoreRow(attempt.id, (r) => r.hidden_job_id !== null);
+    const test = (name: string, file: string) => ({ name, classname: "x", file, status: "passed" as const, duration_ms: 1, message: null });
+    await postCallback(JSON.stringify(callbackFor(row.hidden_job_id!, { tests: [test("new", "test/x.test.js"), test("old", "test/old.test.js")] })));
+    await postCallback(JSON.stringify(callbackFor(row.workspace_job_id!)));
+    const scored = await scoreRow(attempt.id, (r) => r.status !== "scoring");
+    expect(scored.status).toBe("scored");
+    const payload = { attempt_id: attempt.id, score_id: scored.id, task_id: taskId };
+    await notified(candidate.token, "score_report.ready", payload);
+    await notified(interviewer.token, "score_report.ready", payload);
+    const view = (await (await call(`/api/v1/attempts/${attempt.id}`, { token: candidate.token })).json()) as Record<string, unknown>;
+    expect(view).toMatchObject({ status: "SCORED", score_id: scored.id });
+    const outsider = await sessionToken({ sub: uniqueSubject(), role: "interviewer", org_id: "another-org" });
+    expect(((await (await call("/api/v1/notifications", { token: outsider })).json()) as { items: unknown[] }).items).toEqual([]);
   });
 
   it("a task validated before test ids carried their file is not scored against: scoring fails at once, saying why", async () => {

@@ -5,6 +5,7 @@ import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
+import { notified } from "../support/worker/notifications";
 
 const ORG = "org-import";
 
@@ -125,6 +126,7 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
       passToPass: ["test/slugify.test.js::slugify::keeps words"],
     });
 
+    await notified(token, "task.import_finished", { task_id: task.id, status: "READY" });
     const view = (await (await call(`/api/v1/tasks/${task.id}`, { token })).json()) as Record<string, unknown>;
     expect(view).toMatchObject({
       status: "READY",
@@ -135,13 +137,14 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
   });
 
   it("a test that goes from pass to fail makes the task FAILED naming it", async () => {
-    const { task } = await importedAndPrepared("assay-demo/slugify-js", 1);
+    const { token, task } = await importedAndPrepared("assay-demo/slugify-js", 1);
     const validating = await finishPrepare(task.id, task.prepareJobId!);
     await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: [test("old", "passed"), test("new", "failed")] })));
     await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [test("old", "failed"), test("new", "passed")] })));
     const failed = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
     expect(failed.status).toBe("FAILED");
     expect(failed.failureReason).toContain("test/slugify.test.js::slugify::old");
+    await notified(token, "task.import_finished", { task_id: task.id, status: "FAILED" });
   });
 
   it("tests that do not load at base count as absent there", async () => {

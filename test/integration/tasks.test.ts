@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
-import { insertReadyTask, interviewerOf } from "../support/worker/tasks";
+import { importPr, insertReadyTask, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 
 type TaskView = Record<string, unknown> & { task_id: string };
 type Page = { items: TaskView[]; pagination: { total: number; pages: number; current: number; limit: number } };
@@ -101,6 +101,38 @@ describe("task resource", () => {
     // Now PUBLIC, the task is visible to everyone, but only its organization's staff may change it.
     const other = await interviewerOf("org-patch-other");
     expect((await call(`/api/v1/tasks/${task.id}`, { method: "PATCH", token: other, body: { title: "x" } })).status).toBe(403);
+  });
+
+  it("AI assistance is off by default; staff turn it on at import or with PATCH; candidates see it", async () => {
+    const org = "org-ai-setting";
+    const staff = await interviewerOf(org);
+    await call("/api/v1/me", { token: staff });
+    const task = await insertReadyTask(org);
+    const c = await candidate();
+    await assign(task.id, c.userId);
+    const view = async () => ((await (await call(`/api/v1/tasks/${task.id}`, { token: c.token })).json()) as TaskView).ai_assistance;
+    expect(await view()).toBe(false);
+
+    const patch = (token: string, body: unknown) => call(`/api/v1/tasks/${task.id}`, { method: "PATCH", token, body });
+    const on = await patch(staff, { ai_assistance: true });
+    expect(on.status).toBe(200);
+    expect(await on.json()).toMatchObject({ ai_assistance: true });
+    expect(await view()).toBe(true);
+    expect((await patch(staff, { ai_assistance: "yes" })).status).toBe(422);
+    expect((await patch(c.token, { ai_assistance: false })).status).toBe(403);
+    expect(await view()).toBe(true);
+
+    // At import: the answer is the new task (its pipeline fails at once: the repository does not exist).
+    const imported = await importPr(staff, org, prUrl("assay-demo/no-such-repo", 1), { ai_assistance: true });
+    expect(imported.status).toBe(202);
+    const created = (await imported.json()) as TaskView;
+    expect(created.ai_assistance).toBe(true);
+    const plain = (await (await importPr(staff, org, prUrl("assay-demo/no-such-repo", 2))).json()) as TaskView;
+    expect(plain.ai_assistance).toBe(false);
+    for (const id of [created.task_id, plain.task_id]) await taskUntil(id, (t) => t.status === "FAILED");
+    const bad = await importPr(staff, org, prUrl("assay-demo/no-such-repo", 3), { ai_assistance: 1 });
+    expect(bad.status).toBe(422);
+    expect(((await errorBody(bad)).detail as { loc: string[] }[]).map((d) => d.loc.join("."))).toEqual(["body.ai_assistance"]);
   });
 
   it("archive hides the task from candidates and from the default list", async () => {

@@ -9,7 +9,7 @@ import {
   lifecycleEvents,
   mergeTimeline,
   saveEvents,
-  saveTie,
+  numberTie,
   scoringEvents,
   telemetryEvents,
   type TimelineCursor,
@@ -17,6 +17,26 @@ import {
 } from "../../src/domain/evaluation";
 
 const save = (n: number, at: string): TimelineEvent => ({ type: "save", at, save: n, files: [{ path: "a.js", op: "upsert", size: 3 }], bytes: 3 });
+const chat = (seq: number, at: string): TimelineEvent => ({
+  type: "ai_chat_message",
+  at,
+  message: {
+    message_id: `chat_${seq}`,
+    attempt_id: "att_1",
+    seq,
+    role: seq % 2 === 0 ? "user" : "assistant",
+    content: "hi",
+    status: "complete",
+    error: null,
+    files: [],
+    reply_to: null,
+    provider: null,
+    model: null,
+    usage: null,
+    timing: null,
+    created_at: at,
+  },
+});
 const run = (id: string, at: string): TimelineEvent => ({ type: "run", at, run_id: id, status: "SUCCEEDED", finished_at: null, reason: null, counts: null });
 
 describe("save history bound", () => {
@@ -67,6 +87,7 @@ describe("timeline cursors", () => {
     ["a number inside", btoa(JSON.stringify(["2026-01-01T00:00:00.000Z", "run", 5])).replaceAll("=", "")],
     ["an overlong id", encodeCursor({ at: "2026-01-01T00:00:00.000Z", type: "run", id: "x".repeat(200) })],
     ["a save that is not a number", encodeCursor({ at: "2026-01-01T00:00:00.000Z", type: "save", id: "1; DROP" })],
+    ["a chat message that is not a number", encodeCursor({ at: "2026-01-01T00:00:00.000Z", type: "ai_chat_message", id: "x" })],
     ["empty", ""],
   ])("refuse %s", (_what, text) => expect(decodeCursor(text)).toBeUndefined());
 
@@ -79,15 +100,26 @@ describe("timeline cursors", () => {
     expect(compareCursors(cursorOf(run("run_a", at)), cursorOf(run("run_a", at)))).toBe(0);
   });
 
+  it("put AI chat messages after the telemetry of their instant, before the submission, in seq order", () => {
+    const at = "2026-01-01T00:00:00.000Z";
+    const telemetry: TimelineEvent = { type: "telemetry", at, counts: { paste: 1 }, total: 1 };
+    const submitted: TimelineEvent = { type: "submitted", at, auto_submitted: false };
+    const order = mergeTimeline([[submitted, chat(11, at), chat(10, at), telemetry, chat(9, at)]], undefined, 10).items;
+    expect(order.map((e) => (e.type === "ai_chat_message" ? e.message.seq : e.type))).toEqual(["telemetry", 9, 10, 11, "submitted"]);
+    const cursor = cursorOf(chat(10, at));
+    expect(decodeCursor(encodeCursor(cursor))).toEqual({ at, type: "ai_chat_message", id: "000000000010" });
+    expect(numberTie(boundFor(cursor, "ai_chat_message")!)).toBe(10);
+  });
+
   it("tell each source what is left at the cursor's instant", () => {
     const cursor: TimelineCursor = { at: "2026-01-01T00:00:00.000Z", type: "run", id: "run_m" };
     expect(boundFor(undefined, "save")).toBeNull();
     expect(boundFor(cursor, "save")).toEqual({ at: cursor.at, tie: null });
     expect(boundFor(cursor, "run")).toEqual({ at: cursor.at, tie: "run_m" });
     expect(boundFor(cursor, "telemetry")).toEqual({ at: cursor.at, tie: "" });
-    expect(saveTie({ at: cursor.at, tie: null })).toBe(Number.MAX_SAFE_INTEGER);
-    expect(saveTie({ at: cursor.at, tie: "" })).toBe(0);
-    expect(saveTie(boundFor({ ...cursorOf(save(42, cursor.at)) }, "save")!)).toBe(42);
+    expect(numberTie({ at: cursor.at, tie: null })).toBe(Number.MAX_SAFE_INTEGER);
+    expect(numberTie({ at: cursor.at, tie: "" })).toBe(0);
+    expect(numberTie(boundFor({ ...cursorOf(save(42, cursor.at)) }, "save")!)).toBe(42);
   });
 });
 

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
+import { DEFAULT_AI_ASSISTANCE, TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
 import { organizations, users } from "./accounts";
 import { timestamp } from "./columns";
 
@@ -37,6 +37,8 @@ export const tasks = sqliteTable(
     testFramework: text("test_framework"),
     testCommand: text("test_command", { mode: "json" }).$type<string[]>(),
     timeLimitMinutes: integer("time_limit_minutes"),
+    /** Whether candidates may use AI chat in their attempts (docs/api.md, "AI chat"). */
+    aiAssistance: integer("ai_assistance", { mode: "boolean" }).notNull().default(DEFAULT_AI_ASSISTANCE),
     failToPass: text("fail_to_pass", { mode: "json" }).$type<string[]>(),
     passToPass: text("pass_to_pass", { mode: "json" }).$type<string[]>(),
     /** Files the hidden test patch touches: reset to the task's version when scoring. */

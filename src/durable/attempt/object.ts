@@ -11,6 +11,7 @@ import type { OverlayFile } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
+import { reserveChatTurn } from "./ai-chat";
 import { deleteRun, finishQueuedRun, readStoredRun, reserveRun, setRunJob, sweepDueRuns } from "./runs";
 import { readSavedFile, readSaveEntries, readSaveGroups, recordSaves, saveHistorySize, type SaveBound } from "./saves";
 import {
@@ -40,10 +41,10 @@ export function attemptObject(env: Env, attemptId: string): DurableObjectStub<At
 
 /**
  * The only writer of one attempt's state (docs/api.md, "Attempts"): state machine, deadline
- * alarm, changes overlay and its save history, IDE tokens and test runs. Every check and change of an operation
- * runs without an await between them, so the object's input gate makes operations atomic and
- * serial: of 20 concurrent submits exactly one passes, and a submit and the deadline alarm
- * cannot both.
+ * alarm, changes overlay and its save history, IDE tokens, test runs and the AI chat's window.
+ * Every check and change of an operation runs without an await between them, so the object's
+ * input gate makes operations atomic and serial: of 20 concurrent submits exactly one passes,
+ * and a submit and the deadline alarm cannot both.
  * D1 is written after the change is stored (`syncOutside`); when that fails an alarm retries it.
  */
 export class AttemptDO extends DurableObject<Env> {
@@ -207,6 +208,19 @@ export class AttemptDO extends DurableObject<Env> {
     if (refusal) return { ok: false, refusal };
     const entries = readOverlayBytes(this.sql);
     return accept(runFiles(entries, entries.map((e) => e.path)));
+  }
+
+  /**
+   * Counts an AI chat message (docs/limits.md, "AI chat"): its candidate's or one of its IDE
+   * tokens', while the attempt is in progress and its window has room. Returns the message's
+   * turn. An overdue attempt is submitted first and refuses.
+   */
+  async reserveChatMessage(actor: AttemptActor): Promise<Outcome<number>> {
+    const now = Date.now();
+    const autoSubmitted = this.autoSubmitIfOverdue(now);
+    const outcome = this.actorRefusal(actor) ?? reserveChatTurn(this.sql, currentAttempt(this.sql), now);
+    if (autoSubmitted) await this.syncOutside();
+    return outcome;
   }
 
   async findRun(runId: string): Promise<StoredRun | null> {

@@ -18,6 +18,8 @@ import { giveUpRunnerJob } from "../../services/runner/jobs";
 import { currentAttempt, iso, readOverlayBytes, toRunRecord, type RunRow } from "./storage";
 import { RETRY_BY_ALARM_MS } from "./sync";
 import type { NewRun, StoredRun } from "./types";
+import { notificationsFor } from "../../domain/notifications";
+import { notify } from "../notification/send";
 
 // The attempt's test runs in the object's storage. Every function but sweepDueRuns is
 // synchronous, so the AttemptDO can check and change runs within one step of its input gate.
@@ -116,7 +118,7 @@ export async function sweepDueRuns(env: Env, sql: SqlStorage, nowMs: number): Pr
 async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): Promise<void> {
   if (run.job_id === null) {
     // The object stopped between storing the run and queuing its job.
-    finishQueuedRun(sql, run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
+    await sweptFinish(env, sql, run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
     return;
   }
   const db = database(env.DB);
@@ -132,8 +134,19 @@ async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): 
     job = await findRunnerJob(db, job.id);
   }
   if (!job) {
-    finishQueuedRun(sql, run.id, run.job_id, { status: "ERROR", reason: `its runner job ${run.job_id} is missing`, result: null });
+    await sweptFinish(env, sql, run.id, run.job_id, { status: "ERROR", reason: `its runner job ${run.job_id} is missing`, result: null });
   } else if (isFinalStatus(job.status)) {
-    finishQueuedRun(sql, run.id, job.id, { status: job.status, reason: job.reason, result: job.result && runSummary(job.result) });
+    await sweptFinish(env, sql, run.id, job.id, { status: job.status, reason: job.reason, result: job.result && runSummary(job.result) });
   }
+}
+
+/**
+ * A run the sweep ends: recorded as the completion handler would, and its candidate told, as
+ * the handler's flow tells them of the runs it records (docs/api.md, "Notifications").
+ */
+async function sweptFinish(env: Env, sql: SqlStorage, runId: string, jobId: string | null, outcome: RunOutcome): Promise<void> {
+  if (!finishQueuedRun(sql, runId, jobId, outcome)) return;
+  const attempt = currentAttempt(sql);
+  const payload = { attempt_id: attempt.id, run_id: runId, status: outcome.status };
+  await notify(env, notificationsFor([attempt.candidate_id], "run.finished", payload, runId));
 }

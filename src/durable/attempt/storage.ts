@@ -8,6 +8,8 @@ import type { StagedChange } from "./types";
 // runs. Runs live here, written through to D1 like the attempt, because their bound in
 // flight, the attempt's state and the overlay they copy must be read and changed in one step.
 // The save history (saves.ts) keeps every change to the overlay, which holds only the latest.
+// ai_chat_sends holds the times of the AI chat messages within the rate window (ai-chat.ts);
+// AUTOINCREMENT keeps counting the messages after older rows are pruned.
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS attempt (
   id TEXT PRIMARY KEY, task_id TEXT NOT NULL, organization_id TEXT NOT NULL, candidate_id TEXT NOT NULL,
@@ -41,6 +43,9 @@ CREATE TABLE IF NOT EXISTS save_contents (
   sha256 TEXT PRIMARY KEY, content BLOB NOT NULL, size INTEGER NOT NULL, last_seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS save_contents_by_age ON save_contents (last_seq, size);
+CREATE TABLE IF NOT EXISTS ai_chat_sends (
+  turn INTEGER PRIMARY KEY AUTOINCREMENT, at_ms INTEGER NOT NULL
+);
 `;
 
 /** The attempt as its row stores it: SQLite has no booleans, and the submission summary is JSON. */

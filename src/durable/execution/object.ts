@@ -18,7 +18,8 @@ import {
 } from "../../domain/executions";
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
-import { appendChunk, chunksAfter, exitOf, nextSeq, readExecution, SCHEMA, takeTicket, type ExecutionRowData } from "./storage";
+import { appendChunk, chunksAfter, exitOf, nextSeq, readExecution, SCHEMA, type ExecutionRowData } from "./storage";
+import { takeTicketHeader, TICKET_HEADER } from "../socket-tickets";
 
 /** The ExecutionDO of an execution: one per execution id. */
 export function executionObject(env: Env, executionId: string): DurableObjectStub<ExecutionDO> {
@@ -30,7 +31,7 @@ export const SOCKET_HEADERS = {
   /** "owner" or "staff" for a client socket. */
   role: "X-Assay-Role",
   /** `<ticket id>:<expiry ms>` when the client came with a browser ticket. */
-  ticket: "X-Assay-Ticket",
+  ticket: TICKET_HEADER,
   /** The nonce of the runner's connect token. */
   nonce: "X-Assay-Nonce",
 } as const;
@@ -131,10 +132,8 @@ export class ExecutionDO extends DurableObject<Env> {
 
   private acceptClient(row: ExecutionRowData, request: Request): Response {
     const role: WatcherRole = request.headers.get(SOCKET_HEADERS.role) === "owner" ? "owner" : "staff";
-    const ticket = request.headers.get(SOCKET_HEADERS.ticket);
-    if (ticket) {
-      const [id = "", expires = "0"] = ticket.split(":");
-      if (!takeTicket(this.sql, id, Number(expires), Date.now())) return text(401, "This ticket has been used already; ask for a new one");
+    if (!takeTicketHeader(this.sql, request.headers.get(SOCKET_HEADERS.ticket), Date.now())) {
+      return text(401, "This ticket has been used already; ask for a new one");
     }
     if (this.ctx.getWebSockets("client").length >= EXECUTION_LIMITS.sockets) {
       return text(429, `At most ${EXECUTION_LIMITS.sockets} sockets may watch one execution`);

@@ -1,4 +1,5 @@
 import type { ExecutionExit, ExecutionStatus } from "../../domain/executions";
+import { TICKETS_SCHEMA } from "../socket-tickets";
 
 // One execution per object: its row, its output chunks (the replay), stdin that came before
 // the runner did, and the browser tickets already used.
@@ -19,7 +20,7 @@ CREATE TABLE IF NOT EXISTS execution (
 );
 CREATE TABLE IF NOT EXISTS chunks (seq INTEGER PRIMARY KEY, stream TEXT NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS pending (n INTEGER PRIMARY KEY AUTOINCREMENT, message TEXT NOT NULL, bytes INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS tickets (id TEXT PRIMARY KEY, expires_ms INTEGER NOT NULL);
+${TICKETS_SCHEMA}
 `;
 
 export type ExecutionRowData = {
@@ -65,12 +66,4 @@ export function chunksAfter(sql: SqlStorage, afterSeq: number): Chunk[] {
 
 export function nextSeq(sql: SqlStorage): number {
   return sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq) + 1, 0) AS seq FROM chunks").one().seq;
-}
-
-/** Takes a browser ticket once: false when it was taken before. Forgets expired ones as it goes. */
-export function takeTicket(sql: SqlStorage, id: string, expiresMs: number, nowMs: number): boolean {
-  sql.exec("DELETE FROM tickets WHERE expires_ms <= ?", nowMs);
-  if (sql.exec("SELECT 1 FROM tickets WHERE id = ?", id).toArray().length > 0) return false;
-  sql.exec("INSERT INTO tickets (id, expires_ms) VALUES (?, ?)", id, expiresMs);
-  return true;
 }

@@ -8,11 +8,12 @@ import { hiddenTestFiles, SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "
 import { bytesToBase64 } from "../../domain/overlay";
 import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
-
+import { taskFollowers } from "../../db/invitations";
+import { notificationsFor } from "../../domain/notifications";
+import { notify } from "../../durable/notification/send";
 import { readRunnerResult } from "../../services/runner/jobs";
 import { buildReport, hiddenRunOf } from "./report";
 import { runScoringJobs } from "./start";
-
 
 /**
  * Completion handler of scoring's runner jobs (owner type `scoring`). When both runs of the
@@ -28,7 +29,7 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
   if (!score) return;
   if (score.status === "scored") {
     await attemptObject(env, score.attemptId).markScored(score.id);
-    return;
+    return reportReady(env, score.id, score.attemptId);
   }
   if (score.status !== "scoring") return;
   // The round's job ids are written right after both are queued; a job may finish first.
@@ -79,5 +80,16 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
     reason: null,
     completedAt: now,
   });
-  if (stored) await attemptObject(env, score.attemptId).markScored(score.id);
+  if (!stored) return;
+  await attemptObject(env, score.attemptId).markScored(score.id);
+  await reportReady(env, score.id, score.attemptId);
+}
+
+/** Tells the candidate and the staff following the task that the report is there; a repeat is skipped by key. */
+async function reportReady(env: Env, scoreId: string, attemptId: string): Promise<void> {
+  const record = await attemptObject(env, attemptId).record();
+  if (!record) return;
+  const followers = await taskFollowers(database(env.DB), record.task_id);
+  const payload = { attempt_id: record.id, score_id: scoreId, task_id: record.task_id };
+  await notify(env, notificationsFor([record.candidate_id, ...followers], "score_report.ready", payload, scoreId));
 }

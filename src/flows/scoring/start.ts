@@ -9,6 +9,8 @@ import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
 import { artifactStorage } from "../../services/storage/storage";
+import { notificationsFor } from "../../domain/notifications";
+import { notify } from "../../durable/notification/send";
 
 /** Scoring cannot start and retrying will not change that: the attempt shows why. */
 export class ScoringStartError extends Error {
@@ -24,6 +26,7 @@ const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
  * finds the report and does nothing.
  */
 export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
+  await noticeAutoSubmission(env, attemptId);
   const db = database(env.DB);
   const latest = await latestScore(db, attemptId);
   let scoreId: string;
@@ -92,4 +95,15 @@ export async function recordStartFailure(env: Env, attemptId: string, reason: st
   } else if (!latest) {
     await insertScore(db, attemptId, { status: "failed", reason, completedAt });
   }
+}
+
+/**
+ * The candidate of an attempt submitted by its deadline hears of it here, where every
+ * submission passes on its way to scoring; the key is the attempt, so it is said once.
+ */
+async function noticeAutoSubmission(env: Env, attemptId: string): Promise<void> {
+  const record = await attemptObject(env, attemptId).record();
+  if (!record?.auto_submitted) return;
+  const payload = { attempt_id: record.id, task_id: record.task_id };
+  await notify(env, notificationsFor([record.candidate_id], "attempt.auto_submitted", payload, record.id));
 }

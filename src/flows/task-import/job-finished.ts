@@ -1,6 +1,6 @@
 import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
-import { advanceTask, failTask, findTask, type TaskRow } from "../../db/tasks";
+import { advanceTask, findTask, type TaskRow } from "../../db/tasks";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId, stepOwnerId, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
 import { taskKeys, VALIDATION_STEPS } from "../../domain/tasks";
@@ -8,6 +8,7 @@ import { computeTestOutcomes, type TestResult } from "../../domain/test-outcomes
 import type { Env } from "../../env";
 import { enqueueRunnerJob, readRunnerResult } from "../../services/runner/jobs";
 import { artifactStorage } from "../../services/storage/storage";
+import { failImport, importEnded } from "./ended";
 
 const FRAMEWORKS = ["node-test", "pytest"] as const;
 
@@ -33,12 +34,12 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
   const db = database(env.DB);
   if (task.status !== "PREPARING" || job.id !== task.prepareJobId) return;
   if (job.status !== "SUCCEEDED" || !job.result) {
-    return failTask(db, task.id, `Preparing the environment failed: ${describeJobFailure(job)}.`);
+    return failImport(env, task.id, `Preparing the environment failed: ${describeJobFailure(job)}.`);
   }
   const framework = FRAMEWORKS.find((f) => f === job.result?.framework);
   if (!framework) {
-    return failTask(
-      db,
+    return failImport(
+      env,
       task.id,
       "No supported test framework was found in the repository with the pull request's tests " +
         "(Node's test runner via package.json or test files, or pytest); see docs/tasks-from-prs.md.",
@@ -88,12 +89,12 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   if (!base || !solution || !isFinalStatus(base.status) || !isFinalStatus(solution.status)) return;
 
   if (solution.status !== "SUCCEEDED") {
-    return failTask(db, task.id, `Validation with the solution applied failed: ${describeJobFailure({ status: solution.status, reason: solution.reason })}.`);
+    return failImport(env, task.id, `Validation with the solution applied failed: ${describeJobFailure({ status: solution.status, reason: solution.reason })}.`);
   }
   // At base the new tests may not even load (the code they import does not exist yet); a run
   // without a report then means every test is absent there, which is what FAIL_TO_PASS expects.
   if (base.status === "TIMED_OUT" || base.status === "ERROR") {
-    return failTask(db, task.id, `Validation at the base commit failed: ${describeJobFailure({ status: base.status, reason: base.reason })}.`);
+    return failImport(env, task.id, `Validation at the base commit failed: ${describeJobFailure({ status: base.status, reason: base.reason })}.`);
   }
   const [baseResult, solutionResult] = await Promise.all([
     base.status === "SUCCEEDED" ? readRunnerResult(env, base.id) : Promise.resolve(null),
@@ -101,15 +102,16 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   ]);
   if (!solutionResult) throw new Error(`validation result of job ${solution.id} is missing`);
   const outcomes = computeTestOutcomes((baseResult?.tests ?? []) as TestResult[], solutionResult.tests as TestResult[]);
-  if (!outcomes.verdict.ready) return failTask(db, task.id, outcomes.verdict.reason);
+  if (!outcomes.verdict.ready) return failImport(env, task.id, outcomes.verdict.reason);
   const now = new Date().toISOString();
-  await advanceTask(db, task.id, "VALIDATING", {
+  const ready = await advanceTask(db, task.id, "VALIDATING", {
     status: "READY",
     failToPass: outcomes.failToPass,
     passToPass: outcomes.passToPass,
     readyAt: now,
     updatedAt: now,
   });
+  if (ready) await importEnded(env, ready);
 }
 
 /** Completion handler of the runner jobs of a task's validation (owner type `task_validation`). */

@@ -1,0 +1,106 @@
+/**
+ * In-app notifications (docs/api.md, "Notifications"): the catalogue of what is notified, the
+ * limits of a user's stored notifications and sockets, and the socket protocol of a user's
+ * NotificationDO, as pure data and functions.
+ */
+import { z } from "zod";
+import { FINAL_RUNNER_JOB_STATUSES } from "./runner-jobs";
+
+export const NOTIFICATION_LIMITS = {
+  /** Stored per user; the oldest go first. A reconnect from before them is told of the gap. */
+  storedPerUser: 200,
+  /** Sockets of one user at once (tabs and devices). */
+  socketsPerUser: 20,
+  /** Lifetime of a browser ticket. */
+  ticketSeconds: 60,
+  /** Notifications marked read by one request. */
+  markPerRequest: 100,
+} as const;
+
+export const USER_ID_PATTERN = /^usr_[0-9a-f]{32}$/;
+
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`));
+
+/**
+ * The catalogue: each type's payload holds the ids a client fetches the rest with. A type is
+ * added here, never changed in place: clients ignore types they do not know.
+ */
+export const NOTIFICATION_PAYLOADS = {
+  "invitation.accepted": z
+    .object({ invitation_id: id("inv"), task_id: id("tsk"), organization_id: z.string(), candidate_id: id("usr") })
+    .describe("To the inviter: a candidate accepted their invitation"),
+  "task.import_finished": z
+    .object({ task_id: id("tsk"), status: z.enum(["READY", "FAILED"]) })
+    .describe("To whoever imported the task: the import ended READY or FAILED (GET /tasks/{task_id} has the reason)"),
+  "run.finished": z
+    .object({ attempt_id: id("att"), run_id: id("run"), status: z.enum(FINAL_RUNNER_JOB_STATUSES) })
+    .describe("To the candidate: a test run of theirs ended (GET /attempts/{attempt_id}/runs/{run_id})"),
+  "attempt.auto_submitted": z
+    .object({ attempt_id: id("att"), task_id: id("tsk") })
+    .describe("To the candidate: the attempt's deadline passed and the work saved so far was submitted"),
+  "score_report.ready": z
+    .object({ attempt_id: id("att"), score_id: id("scr"), task_id: id("tsk") })
+    .describe("To the candidate and staff following the task: a score report is ready (GET /attempts/{attempt_id}/score-report)"),
+  "notification.test": z
+    .object({ request_id: z.string() })
+    .describe("To the caller of POST /notifications/test: checks that a client receives notifications end to end"),
+} as const;
+
+export type NotificationType = keyof typeof NOTIFICATION_PAYLOADS;
+export const NOTIFICATION_TYPES = Object.keys(NOTIFICATION_PAYLOADS) as NotificationType[];
+export type NotificationPayload<T extends NotificationType> = z.infer<(typeof NOTIFICATION_PAYLOADS)[T]>;
+
+/** What a producer hands over: for whom, what, and a key that makes a redelivery a no-op. */
+export type NotificationEvent = {
+  [T in NotificationType]: { userId: string; type: T; payload: NotificationPayload<T>; key: string };
+}[NotificationType];
+
+/** A notification as stored and as clients receive it. */
+export interface Notification {
+  id: number;
+  type: NotificationType;
+  created_at: string;
+  read_at: string | null;
+  payload: Record<string, unknown>;
+}
+
+/** The notification of `type` for each of `userIds` (once per user), all with one dedupe key per user. */
+export function notificationsFor<T extends NotificationType>(
+  userIds: Iterable<string>,
+  type: T,
+  payload: NotificationPayload<T>,
+  key: string,
+): NotificationEvent[] {
+  return [...new Set(userIds)].map((userId) => ({ userId, type, payload, key: `${type}:${key}` }) as NotificationEvent);
+}
+
+/** Which notifications a mark-read names: these ids, or every one up to an id (all when null). */
+export type ReadSelection = { ids: number[] } | { upToId: number | null };
+
+/** The first message on a socket: where the replay starts, and whether stored notifications ran out before it. */
+export interface Hello {
+  type: "hello";
+  user_id: string;
+  /** The newest notification's id (0 when there is none). */
+  last_id: number;
+  unread: number;
+  /** True when notifications after `after_id` were dropped from storage: refetch the list. */
+  gap: boolean;
+}
+
+export type NotificationServerMessage =
+  | Hello
+  | { type: "notification"; notification: Notification }
+  | { type: "read"; ids: number[]; unread: number }
+  | { type: "error"; detail: string };
+
+/** The one message a client sends besides the auto-answered ping: anything else gets this. */
+export const CLIENT_MESSAGE_REFUSAL =
+  'This socket only delivers notifications; send {"type":"ping"} to keep it alive and use the REST routes to mark them read';
+
+/** True when the client's replay point lies before the oldest stored notification, with some dropped between. */
+export function hasGap(afterId: number, oldestStoredId: number | null, lastId: number): boolean {
+  if (afterId >= lastId) return false;
+  if (oldestStoredId === null) return afterId < lastId;
+  return afterId < oldestStoredId - 1;
+}

@@ -1,0 +1,155 @@
+import { chatHistory, insertChatMessage } from "../db/ai-chat";
+import { database, type Database } from "../db/client";
+import type { TaskRow } from "../db/tasks";
+import {
+  AI_CHAT_LIMITS,
+  buildPrompt,
+  estimatePromptTokens,
+  estimateTokens,
+  sharedFileIssues,
+  sseEvent,
+  userSeq,
+  type ChatMessage,
+  type PromptMessage,
+  type SharedFile,
+  type TokenUsage,
+} from "../domain/ai-chat";
+import { accept, type Outcome } from "../domain/attempts";
+import { hiddenTestFiles } from "../domain/scoring-jobs";
+import { taskStatement } from "../domain/statement";
+import { attemptObject } from "../durable/attempt/object";
+import type { AttemptActor } from "../durable/attempt/types";
+import type { Env } from "../env";
+import { newId } from "../lib/ids";
+import { log } from "../lib/log";
+import { AiProviderError, type ChatProvider } from "../services/ai/types";
+
+// AI chat in the IDE (docs/api.md, "AI chat"): a candidate's message, counted by the attempt's
+// object and stored, and the provider's answer streamed to the client as Server-Sent Events
+// and stored when it ends.
+
+export interface ChatSend {
+  attemptId: string;
+  task: TaskRow;
+  actor: AttemptActor;
+  message: string;
+  files: SharedFile[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+
+/**
+ * Sends a candidate's message and answers with the event stream of the reply. Refusals come
+ * before anything is counted or stored: a hidden test among the shared files (422), an IDE
+ * token the object no longer honours (401), an attempt not in progress (409), a full window
+ * (429). From there the message counts, whatever the provider does, and is stored; the answer
+ * is read to its end and stored even when the client goes away.
+ */
+export async function sendChatMessage(
+  env: Env,
+  exec: Pick<ExecutionContext, "waitUntil">,
+  provider: ChatProvider,
+  send: ChatSend,
+): Promise<Outcome<ReadableStream<Uint8Array>>> {
+  const { task } = send;
+  const hiddenTests = new Set([...(task.testFiles ?? []), ...hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? [])]);
+  const issues = sharedFileIssues(send.files, hiddenTests);
+  if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+
+  const turn = await attemptObject(env, send.attemptId).reserveChatMessage(send.actor);
+  if (!turn.ok) return turn;
+  const db = database(env.DB);
+  const seq = userSeq(turn.value);
+  const question = await insertChatMessage(db, {
+    id: newId("chat"),
+    attemptId: send.attemptId,
+    seq,
+    role: "user",
+    content: send.message,
+    status: "complete",
+    files: send.files.map((f) => ({ path: f.path, bytes: utf8Bytes(f.content) })),
+    createdAt: iso(Date.now()),
+  });
+  const history = await chatHistory(db, send.attemptId, seq, AI_CHAT_LIMITS.historyMessages);
+  const prompt = buildPrompt({ statement: taskStatement(task), language: task.language, history, message: send.message, files: send.files });
+
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  const encoder = new TextEncoder();
+  // Not awaited: a client that reads slowly or has gone away must not hold up or lose the answer.
+  const emit = (event: string, data: object) => void writer.write(encoder.encode(sseEvent(event, { type: event, ...data }))).catch(() => undefined);
+  const answerId = newId("chat");
+  emit("start", { message: question, answer_id: answerId, provider: provider.name, model: provider.model });
+  exec.waitUntil(
+    streamAnswer(db, provider, prompt, emit, { id: answerId, attemptId: send.attemptId, seq: seq + 1, replyTo: question.message_id }).finally(
+      () => void writer.close().catch(() => undefined),
+    ),
+  );
+  return accept(readable);
+}
+
+/** Reads the provider's answer into `delta` events, stores it, and ends the stream with `done`, or `error` and what came. */
+async function streamAnswer(
+  db: Database,
+  provider: ChatProvider,
+  prompt: PromptMessage[],
+  emit: (event: string, data: object) => void,
+  answer: { id: string; attemptId: string; seq: number; replyTo: string },
+): Promise<void> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), AI_CHAT_LIMITS.replyTimeoutMs);
+  const startedAt = Date.now();
+  let firstTokenAt: number | null = null;
+  let text = "";
+  let usage: TokenUsage | null = null;
+  let error: string | null = null;
+  try {
+    for await (const piece of provider.reply(prompt, { maxTokens: AI_CHAT_LIMITS.replyMaxTokens, signal: timeout.signal })) {
+      if ("usage" in piece) {
+        usage = piece.usage;
+        continue;
+      }
+      firstTokenAt ??= Date.now();
+      text += piece.text;
+      emit("delta", { text: piece.text });
+    }
+  } catch (e) {
+    if (timeout.signal.aborted) error = `the AI provider gave no complete answer within ${AI_CHAT_LIMITS.replyTimeoutMs / 1000} seconds`;
+    else if (e instanceof AiProviderError) error = e.message;
+    else {
+      log("error", "AI chat answer failed", { attempt_id: answer.attemptId, error: String(e), stack: e instanceof Error ? e.stack : undefined });
+      error = "the answer failed unexpectedly";
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  let message: ChatMessage;
+  try {
+    message = await insertChatMessage(db, {
+      id: answer.id,
+      attemptId: answer.attemptId,
+      seq: answer.seq,
+      role: "assistant",
+      content: text,
+      status: error === null ? "complete" : "error",
+      error,
+      files: [],
+      replyTo: answer.replyTo,
+      provider: provider.name,
+      model: provider.model,
+      promptTokens: usage?.prompt_tokens ?? estimatePromptTokens(prompt),
+      completionTokens: usage?.completion_tokens ?? estimateTokens(text),
+      usageEstimated: usage === null,
+      createdAt: iso(startedAt),
+      firstTokenAt: firstTokenAt === null ? null : iso(firstTokenAt),
+      endedAt: iso(Date.now()),
+    });
+  } catch (e) {
+    log("error", "AI chat answer could not be stored", { attempt_id: answer.attemptId, error: String(e) });
+    emit("error", { detail: "the answer could not be stored", message: null });
+    return;
+  }
+  if (error === null) emit("done", { message });
+  else emit("error", { detail: error, message });
+}

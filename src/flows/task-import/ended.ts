@@ -1,0 +1,17 @@
+import { database } from "../../db/client";
+import { failTask, type TaskRow } from "../../db/tasks";
+import { notificationsFor } from "../../domain/notifications";
+import type { Env } from "../../env";
+import { notify } from "../../durable/notification/send";
+
+/** Tells whoever imported the task that its import ended (docs/api.md, "Notifications"). */
+export function importEnded(env: Env, task: TaskRow): Promise<void> {
+  if (task.status !== "READY" && task.status !== "FAILED") return Promise.resolve();
+  return notify(env, notificationsFor([task.createdBy], "task.import_finished", { task_id: task.id, status: task.status }, task.id));
+}
+
+/** Ends an unfinished import FAILED with `reason`, and tells its importer; a finished one is left alone. */
+export async function failImport(env: Env, taskId: string, reason: string): Promise<void> {
+  const failed = await failTask(database(env.DB), taskId, reason);
+  if (failed) await importEnded(env, failed);
+}
