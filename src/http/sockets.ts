@@ -39,3 +39,10 @@ export async function socketAnswer(response: Response): Promise<Response> {
   const { detail } = (await response.json()) as { detail: string };
   throw new HttpError(response.status, detail);
 }
+
+/** The `ws:`/`wss:` address of a socket route `path` on the host the request came to. */
+export function socketUrl(request: Request, path: string): string {
+  const url = new URL(path, request.url);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}

@@ -19,7 +19,7 @@ import { startExecution } from "../flows/executions";
 import { jsonContent, jsonResponse, SessionEndpoint, SocketEndpoint, type SessionContext, type SocketContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { unwrap } from "../http/outcome";
-import { socketAnswer } from "../http/sockets";
+import { socketAnswer, socketUrl } from "../http/sockets";
 import { ownAttempt, visibleExecution } from "../http/visibility";
 import { AttemptIdParam, RepoPath } from "./params";
 import type { RouteTable } from "./table";
@@ -88,12 +88,6 @@ const limitsView = (timeoutSeconds: number): z.infer<typeof LimitsSchema> => ({
   stdin_total_bytes: EXECUTION_LIMITS.stdinTotalBytes,
 });
 
-function socketUrl(request: IRequest, executionId: string): string {
-  const url = new URL(`/api/v1/code-execution/ws/${executionId}`, request.url);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.toString();
-}
-
 const ticketResource = (executionId: string) => `code-execution:${executionId}`;
 
 function executionView(request: IRequest, row: ExecutionRow, summary: ExecutionSummary | null): z.infer<typeof ExecutionSchema> {
@@ -110,7 +104,7 @@ function executionView(request: IRequest, row: ExecutionRow, summary: ExecutionS
     next_seq: summary.next_seq,
     exit: summary.exit,
     limits: limitsView(row.timeoutSeconds),
-    ws_url: socketUrl(request, row.id),
+    ws_url: socketUrl(request, `/api/v1/code-execution/ws/${row.id}`),
   };
 }
 

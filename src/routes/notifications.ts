@@ -12,7 +12,7 @@ import { NOTIFICATION_SOCKET_HEADERS, notificationObject } from "../durable/noti
 import { jsonContent, jsonResponse, SessionEndpoint, SocketEndpoint, type SessionContext, type SocketContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { socketAnswer } from "../http/sockets";
+import { socketAnswer, socketUrl } from "../http/sockets";
 import { mintWsTicket } from "../http/ws-tickets";
 import { requestState } from "../http/request-state";
 import { notify } from "../durable/notification/send";
@@ -40,12 +40,6 @@ const NotificationIdParam = z.object({ notification_id: z.coerce.number().int().
 const UserIdParam = z.object({ user_id: z.string().regex(USER_ID_PATTERN, "not a user id").describe("The caller's own user id (GET /me)") });
 
 const ticketResource = (userId: string) => `notifications:${userId}`;
-
-function socketUrl(request: IRequest, userId: string): string {
-  const url = new URL(`/api/v1/notifications/ws/${userId}`, request.url);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.toString();
-}
 
 export class ListNotifications extends SessionEndpoint {
   protected readonly role = "candidate";
@@ -162,7 +156,7 @@ export class CreateNotificationTicket extends SessionEndpoint {
   async run({ request, env, caller }: SessionContext) {
     const ticket = await mintWsTicket(env.URL_SIGNING_SECRET, caller.viewer, ticketResource(caller.user.id), NOTIFICATION_LIMITS.ticketSeconds);
     return json(
-      { ws_url: socketUrl(request, caller.user.id), ws_ticket: ticket.ticket, ws_ticket_expires_at: ticket.expiresAt },
+      { ws_url: socketUrl(request, `/api/v1/notifications/ws/${caller.user.id}`), ws_ticket: ticket.ticket, ws_ticket_expires_at: ticket.expiresAt },
       201,
       { "Cache-Control": "no-store" },
     );

@@ -1,7 +1,7 @@
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { mustOpenLive, upgradeAnswer } from "../../scripts/lib/live-socket";
-import { api, devToken, freshIp } from "../support/node/http-client";
+import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-client";
 
 // Notifications through the real processes: a run of the real sandbox runner finishes, its
 // completion goes through the queues to the candidate's NotificationDO, and the candidate's
@@ -14,22 +14,7 @@ let taskId: string;
 let candidates = 0;
 
 beforeAll(async () => {
-  const interviewer = await devToken({ sub: "e2e-notifications-interviewer", role: "interviewer", org: ORG });
-  const imported = await api("/api/v1/tasks/import-pr", {
-    method: "POST",
-    token: interviewer,
-    body: { pr_url: `${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, visibility: "PUBLIC", organization_id: ORG, tags: ["e2e"] },
-  });
-  expect(imported.status).toBe(202);
-  taskId = ((await imported.json()) as { task_id: string }).task_id;
-  let delay = 200;
-  for (let waited = 0; waited < 240_000; waited += delay, delay = Math.min(delay * 2, 3000)) {
-    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token: interviewer })).json()) as { status: string; failure_reason: string };
-    if (task.status === "READY") return;
-    if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
-    await sleep(delay);
-  }
-  throw new Error("the demo task did not become READY");
+  taskId = await readyDemoTask(await devToken({ sub: "e2e-notifications-interviewer", role: "interviewer", org: ORG }), ORG);
 });
 
 interface Candidate {

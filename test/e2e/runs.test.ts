@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, inject, it } from "vitest";
-import { api, devToken } from "../support/node/http-client";
+import { beforeAll, describe, expect, it } from "vitest";
+import { api, devToken, readyDemoTask } from "../support/node/http-client";
 import { withRunnerDown } from "../support/node/processes";
 
 const ORG = "e2e-runs";
@@ -24,22 +24,7 @@ const ownTest = (body: string) => `import { test } from "node:test";\nimport ass
 let taskId: string;
 
 beforeAll(async () => {
-  const interviewer = await devToken({ sub: "e2e-runs-interviewer", role: "interviewer", org: ORG });
-  const imported = await api("/api/v1/tasks/import-pr", {
-    method: "POST",
-    token: interviewer,
-    body: { pr_url: `${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, visibility: "PUBLIC", organization_id: ORG, tags: ["e2e"] },
-  });
-  expect(imported.status).toBe(202);
-  taskId = ((await imported.json()) as { task_id: string }).task_id;
-  let delay = 200;
-  for (let waited = 0; waited < 240_000; waited += delay, delay = Math.min(delay * 2, 3000)) {
-    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token: interviewer })).json()) as { status: string; failure_reason: string };
-    if (task.status === "READY") return;
-    if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
-    await sleep(delay);
-  }
-  throw new Error("the demo task did not become READY");
+  taskId = await readyDemoTask(await devToken({ sub: "e2e-runs-interviewer", role: "interviewer", org: ORG }), ORG);
 });
 
 let candidates = 0;

@@ -29,3 +29,25 @@ export async function api(path: string, opts: Call = {}): Promise<Response> {
 export async function devToken(claims: { sub: string; email?: string; role: string; org?: string; ttl?: string }) {
   return mintLocalToken({ email: `${claims.sub}@example.test`, ...claims });
 }
+
+/**
+ * Imports the demo pull request (assay-demo/slugify-js#1) as `interviewer` into `org` and
+ * waits, polling with backoff, until it is READY: the task most end-to-end tests work on.
+ */
+export async function readyDemoTask(interviewer: string, org: string, visibility = "PUBLIC"): Promise<string> {
+  const imported = await api("/api/v1/tasks/import-pr", {
+    method: "POST",
+    token: interviewer,
+    body: { pr_url: `${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, visibility, organization_id: org, tags: ["e2e"] },
+  });
+  if (imported.status !== 202) throw new Error(`import: ${imported.status} ${await imported.text()}`);
+  const taskId = ((await imported.json()) as { task_id: string }).task_id;
+  let delay = 200;
+  for (let waited = 0; waited < 240_000; waited += delay, delay = Math.min(delay * 2, 3000)) {
+    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token: interviewer })).json()) as { status: string; failure_reason: string };
+    if (task.status === "READY") return taskId;
+    if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
+    await new Promise((r) => setTimeout(r, delay));
+  }
+  throw new Error("the demo task did not become READY");
+}
