@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { MessageQueue, type Message } from "./message-queue";
+import { socketInbox, type Message } from "./message-queue";
 // A Node client of the API's WebSockets (Node's own WebSocket, which may send headers): what
 // arrived in order, the next message of a type, how it closed. Used by the end-to-end tests
 // and the execution bench.
@@ -37,16 +37,7 @@ const headersOf = (opts: SocketOptions): Record<string, string> => ({
 export function openLiveSocket(url: string, opts: SocketOptions = {}): Promise<LiveSocket | SocketRefused> {
   // Node's WebSocket (undici) takes an options object where the DOM type has protocols.
   const ws = new WebSocket(url, { headers: headersOf(opts) } as unknown as string[]);
-  const queue = new MessageQueue();
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    ws.addEventListener("close", (e) => {
-      resolve({ code: e.code, reason: e.reason });
-      queue.poke();
-    });
-  });
-  ws.addEventListener("message", (e) => {
-    queue.push(JSON.parse(String(e.data)) as LiveMessage);
-  });
+  const { queue, closed } = socketInbox(ws);
   const socket: LiveSocket = {
     messages: queue.messages,
     closed,

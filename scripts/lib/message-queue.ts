@@ -36,3 +36,19 @@ export class MessageQueue {
     }
   }
 }
+
+/** Reads a socket's JSON messages into a queue (text or binary frames), and how it closed. */
+export function socketInbox(ws: WebSocket): { queue: MessageQueue; closed: Promise<{ code: number; reason: string }> } {
+  const queue = new MessageQueue();
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.addEventListener("close", (e) => {
+      resolve({ code: e.code, reason: e.reason });
+      queue.poke();
+    });
+  });
+  ws.addEventListener("message", (e) => {
+    const text = typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer);
+    queue.push(JSON.parse(text) as Message);
+  });
+  return { queue, closed };
+}

@@ -1,4 +1,4 @@
-import { MessageQueue, type Message } from "../../../scripts/lib/message-queue";
+import { socketInbox, type Message } from "../../../scripts/lib/message-queue";
 import { call, freshIp } from "./client";
 
 export type SocketMessage = Message;
@@ -18,16 +18,7 @@ export async function openSocket(path: string, opts: { token?: string; ip?: stri
   const res = await call(path, { token: opts.token, ip: opts.ip ?? freshIp(), headers: { Upgrade: "websocket" } });
   if (res.status !== 101 || !res.webSocket) return res;
   const ws = res.webSocket;
-  const queue = new MessageQueue();
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    ws.addEventListener("close", (e) => {
-      resolve({ code: e.code, reason: e.reason });
-      queue.poke();
-    });
-  });
-  ws.addEventListener("message", (e) => {
-    queue.push(JSON.parse(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer)) as SocketMessage);
-  });
+  const { queue, closed } = socketInbox(ws);
   ws.accept();
   return {
     ws,
