@@ -49,6 +49,8 @@ export default defineConfig({
                   // A dev repo host with the fixture repositories, started by the global set-up.
                   REPOHOST_ENTERPRISE_HOSTS: inject<string>("repohostUrl"),
                   TASK_IMPORT_RETRY_BASE_SECONDS: "1",
+                  // The billing tests sign Stripe events with it (scripts/lib/stripe-events.ts).
+                  STRIPE_WEBHOOK_SECRET: "whsec_integration",
                 },
               },
             };

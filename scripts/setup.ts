@@ -39,6 +39,8 @@ async function ensureDevVars(): Promise<void> {
     EMAIL_PROVIDER: () => "outbox",
     // AI chat answers from the local stand-in, labelled as such; no provider, no network.
     AI_PROVIDER: () => "local",
+    // Signs the Stripe webhook events `npm run billing:event` sends (docs/billing.md).
+    STRIPE_WEBHOOK_SECRET: () => `whsec_${secret()}`,
   };
   for (const [key, make] of Object.entries(defaults)) vars[key] ??= make();
   if (JSON.stringify(vars) !== before) {

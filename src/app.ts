@@ -11,6 +11,7 @@ import { aiChatRoutes } from "./routes/ai-chat";
 import { analyticsRoutes } from "./routes/analytics";
 import { attemptRoutes } from "./routes/attempts";
 import { auditEventRoutes } from "./routes/audit-events";
+import { billingRoutes } from "./routes/billing";
 import { changeRoutes } from "./routes/changes";
 import { codeExecutionRoutes } from "./routes/code-execution";
 import { notificationRoutes } from "./routes/notifications";
@@ -26,7 +27,9 @@ import { repohostRoutes } from "./routes/repohost";
 import { retakeRoutes } from "./routes/retakes";
 import { scoreRoutes } from "./routes/scores";
 import { runRoutes } from "./routes/runs";
+import { taskDraftRoutes } from "./routes/task-drafts";
 import { taskRoutes } from "./routes/tasks";
+import { templateRoutes } from "./routes/templates";
 import { organizationRoutes } from "./routes/organizations";
 import { storageRoutes } from "./routes/storage";
 import { telemetryRoutes } from "./routes/telemetry";
@@ -40,6 +43,8 @@ const tables: RouteTable[] = [
   auditEventRoutes,
   analyticsRoutes,
   taskRoutes,
+  templateRoutes,
+  taskDraftRoutes,
   retakeRoutes,
   repohostRoutes,
   invitationRoutes,
@@ -55,6 +60,7 @@ const tables: RouteTable[] = [
   codeExecutionRoutes,
   notificationRoutes,
   internalRunnerRoutes,
+  billingRoutes,
 ];
 
 const router = fromIttyRouter(Router(), {

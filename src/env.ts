@@ -98,4 +98,10 @@ export interface Env {
   /** For AI_PROVIDER=openai: the API's base URL (`{AI_OPENAI_URL}/chat/completions`) and its key, a secret. */
   AI_OPENAI_URL?: string;
   AI_OPENAI_API_KEY?: string;
+
+  /**
+   * Signing secret (`whsec_...`) of the Stripe webhook endpoint (docs/billing.md), a secret.
+   * Unset: the webhook answers 503 and accepts no event.
+   */
+  STRIPE_WEBHOOK_SECRET?: string;
 }

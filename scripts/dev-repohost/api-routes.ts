@@ -3,9 +3,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { countLines } from "./diff-parse.js";
 import { faultResponse, type FaultQueue } from "./faults.js";
 import { runGit } from "./git.js";
-import { errorJson, type HostUrls, pullFileJson, pullJson, rateLimitJson, repoJson } from "./github-json.js";
+import { errorJson, type HostUrls, issueJson, pullFileJson, pullJson, rateLimitJson, repoJson } from "./github-json.js";
 import { type Credentials, type Headers, readCredentials, sendBytes, sendJson } from "./http-io.js";
-import { readChangedFiles, readPullDiff, readPullFiles, readPullRequest, type PullRequest } from "./pull-requests.js";
+import { readChangedFiles, readIssue, readPullDiff, readPullFiles, readPullRequest, type PullRequest } from "./pull-requests.js";
 import { rateLimitHeaders, type RateLimiter } from "./rate-limit.js";
 import { ownerName, pullNumber, refName, repoName } from "./repo-names.js";
 import { defaultBranch, findRepo, lastPushDate, type LocalRepo, readAccess, resolveCommit } from "./repositories.js";
@@ -106,6 +106,12 @@ export async function handleApi(req: IncomingMessage, res: ServerResponse, segme
     if (!pull) return notFound(res, headers);
     if (third === undefined) return sendPull(req, res, repo, pull, access.private, ctx, headers);
     if (third === "files") return sendPullFiles(req, res, repo, pull, ctx, headers);
+  }
+  if (first === "issues" && second !== undefined && third === undefined) {
+    const number = pullNumber.safeParse(second);
+    const issue = number.success ? await readIssue(repo, number.data) : null;
+    if (!issue) return notFound(res, headers);
+    return sendJson(res, 200, issueJson(ctx.urls, await repoView(repo, access.private, ctx), issue), headers);
   }
   return notFound(res, headers);
 }

@@ -4,7 +4,8 @@ import { casesDemo } from "./demo/cases-js.js";
 import type { DemoRepo } from "./demo/demo-repo.js";
 import { slugifyDemo } from "./demo/slugify-js.js";
 import { textstatsDemo } from "./demo/textstats-py.js";
-import { addPullRequest, createRepo } from "./repo-builder.js";
+import { gitTextOrNull } from "./git.js";
+import { addIssue, addPullRequest, type BuiltRepo, createRepo, openRepo } from "./repo-builder.js";
 import { repoDirectory } from "./repo-names.js";
 
 /** Token that reads assay-fixtures/private-js. */
@@ -33,6 +34,7 @@ async function buildDemo(root: string, demo: DemoRepo): Promise<void> {
   try {
     const repo = await createRepo({ root: staging, owner: demo.owner, name: demo.name, files: demo.files, privateTokens: demo.privateTokens });
     for (const pull of demo.pulls) await addPullRequest(repo, pull);
+    await addMissingIssues(repo, demo);
     const target = repoDirectory(root, demo.owner, demo.name);
     await mkdir(path.dirname(target), { recursive: true });
     await rename(repo.gitDir, target).catch(async (error: unknown) => {
@@ -44,10 +46,26 @@ async function buildDemo(root: string, demo: DemoRepo): Promise<void> {
   }
 }
 
-/** Creates each demo repository under root that does not exist yet; existing ones are left as they are. */
+/** Issues came to the demos after their pull requests, so a repository built before them gets them here. */
+async function addMissingIssues(repo: BuiltRepo, demo: DemoRepo): Promise<void> {
+  for (const issue of demo.issues ?? []) {
+    const present = await gitTextOrNull(repo.gitDir, ["rev-parse", "--verify", "-q", `refs/issues/${issue.number}`]);
+    if (present !== null) continue;
+    await addIssue(repo, issue).catch(async (error: unknown) => {
+      // Another process added it first.
+      if ((await gitTextOrNull(repo.gitDir, ["rev-parse", "--verify", "-q", `refs/issues/${issue.number}`])) === null) throw error;
+    });
+  }
+}
+
+/**
+ * Creates each demo repository under root that does not exist yet; existing ones keep their
+ * commits and pull requests and only get the demo's issues they lack.
+ */
 export async function ensureDemoRepos(root: string): Promise<void> {
   await mkdir(root, { recursive: true });
   for (const demo of demoRepos()) {
-    if (!(await exists(repoDirectory(root, demo.owner, demo.name)))) await buildDemo(root, demo);
+    if (await exists(repoDirectory(root, demo.owner, demo.name))) await addMissingIssues(await openRepo(root, demo.owner, demo.name), demo);
+    else await buildDemo(root, demo);
   }
 }

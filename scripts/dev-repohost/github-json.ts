@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { ChangedFile } from "./diff-parse.js";
-import type { PullRequest, PullRequestFile } from "./pull-requests.js";
+import type { Issue, PullRequest, PullRequestFile } from "./pull-requests.js";
 import type { LocalRepo } from "./repositories.js";
 
 const DOCS = "https://docs.github.com/enterprise-server@3.14/rest";
@@ -121,6 +121,36 @@ export function pullJson(urls: HostUrls, repoView: ReturnType<typeof repoJson>, 
     additions: files.reduce((sum, file) => sum + (file.additions ?? 0), 0),
     deletions: files.reduce((sum, file) => sum + (file.deletions ?? 0), 0),
     changed_files: files.length,
+  };
+}
+
+export function issueJson(urls: HostUrls, repoView: ReturnType<typeof repoJson>, issue: Issue) {
+  const id = stableId(`issue:${repoView.full_name}#${issue.number}`);
+  const segment = issue.pullRequest ? "pull" : "issues";
+  return {
+    id,
+    node_id: nodeId("Issue", id),
+    number: issue.number,
+    state: "open",
+    locked: false,
+    title: issue.title,
+    body: issue.body,
+    user: account(urls, loginOf(issue.authorName)),
+    labels: [],
+    comments: 0,
+    url: `${repoView.url}/issues/${issue.number}`,
+    html_url: `${repoView.html_url}/${segment}/${issue.number}`,
+    created_at: githubTime(issue.createdAt),
+    updated_at: githubTime(issue.updatedAt),
+    closed_at: null,
+    ...(issue.pullRequest && {
+      pull_request: {
+        url: `${repoView.url}/pulls/${issue.number}`,
+        html_url: `${repoView.html_url}/pull/${issue.number}`,
+        diff_url: `${repoView.html_url}/pull/${issue.number}.diff`,
+        patch_url: `${repoView.html_url}/pull/${issue.number}.patch`,
+      },
+    }),
   };
 }
 

@@ -61,6 +61,32 @@ export async function readPullRequest(repo: LocalRepo, number: number): Promise<
   };
 }
 
+/** Issue N of a local repository: the ref refs/issues/N, a commit whose message is the issue's title and body. */
+export interface Issue {
+  number: number;
+  title: string;
+  body: string | null;
+  authorName: string;
+  createdAt: string;
+  updatedAt: string;
+  /** GitHub's issues API also answers for pull requests, marking them. */
+  pullRequest: boolean;
+}
+
+/** Issue N, or pull request N seen through the issues API as GitHub shows it; null when neither exists. */
+export async function readIssue(repo: LocalRepo, number: number): Promise<Issue | null> {
+  const sha = await gitTextOrNull(repo.gitDir, ["rev-parse", "--verify", "-q", `refs/issues/${number}^{commit}`]);
+  if (sha) {
+    const log = await gitText(repo.gitDir, ["log", "-1", "--format=%an%x00%aI%x00%cI%x00%B", sha]);
+    const [authorName = "", authored = "", committed = "", ...message] = log.split("\0");
+    return { number, ...splitMessage(message.join("\0")), authorName, createdAt: authored, updatedAt: committed, pullRequest: false };
+  }
+  const pull = await readPullRequest(repo, number);
+  if (!pull) return null;
+  const { title, body, authorName, createdAt, updatedAt } = pull;
+  return { number, title, body, authorName, createdAt, updatedAt, pullRequest: true };
+}
+
 /** The unified diff base..head, as GitHub serves it for the diff media type (binary files marked, not included). */
 export function readPullDiff(repo: LocalRepo, pull: PullRequest): Promise<Buffer> {
   return runGit(repo.gitDir, ["diff", ...DIFF_OPTIONS, pull.baseSha, pull.headSha]);

@@ -187,11 +187,12 @@ export async function openRepo(root: string, owner: string, name: string): Promi
   return { root, owner, name, fullName: `${owner}/${name}`, gitDir, defaultBranch, baseSha };
 }
 
+/** Issues and pull requests share one sequence of numbers, as on GitHub. */
 async function nextPullNumber(repo: BuiltRepo): Promise<number> {
-  const refs = await gitText(repo.gitDir, ["for-each-ref", "--format=%(refname)", "refs/pull/"]);
+  const refs = await gitText(repo.gitDir, ["for-each-ref", "--format=%(refname)", "refs/pull/", "refs/issues/"]);
   const numbers = refs
     .split("\n")
-    .map((ref) => /^refs\/pull\/(\d+)\//.exec(ref)?.[1])
+    .map((ref) => /^refs\/(?:pull|issues)\/(\d+)(?:\/|$)/.exec(ref)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number);
   return Math.max(0, ...numbers) + 1;
@@ -224,6 +225,42 @@ export async function addPullRequest(repo: BuiltRepo, spec: PullRequestSpec): Pr
   return { number, baseSha, headSha };
 }
 
+export interface IssueSpec {
+  /** Next free number unless given; an existing issue or pull request number is an error. */
+  number?: number;
+  title: string;
+  body?: string;
+  author?: Identity;
+}
+
+/** Adds issue N: refs/issues/N at a commit on the default branch whose message is the issue's title and body. */
+export async function addIssue(repo: BuiltRepo, spec: IssueSpec): Promise<{ number: number }> {
+  const number = spec.number ?? (await nextPullNumber(repo));
+  if (!Number.isInteger(number) || number < 1) throw new Error(`invalid issue number: ${number}`);
+  const taken = await gitText(repo.gitDir, ["for-each-ref", "--format=%(refname)", `refs/issues/${number}`, `refs/pull/${number}/`]);
+  if (taken !== "") throw new Error(`${repo.fullName} already has an issue or pull request ${number}`);
+  const baseSeconds = Number(await gitText(repo.gitDir, ["log", "-1", "--format=%ct", repo.baseSha]));
+  await fastImport(repo.gitDir, [
+    ...commitCommand({
+      ref: `refs/issues/${number}`,
+      parent: repo.baseSha,
+      message: commitMessage(spec.title, spec.body),
+      who: spec.author ?? DEFAULT_IDENTITY,
+      seconds: baseSeconds + PULL_REQUEST_DELAY_SECONDS,
+      renames: {},
+      changes: {},
+    }),
+  ]);
+  return { number };
+}
+
+/** Pushes a new head to pull request N: one commit on its base with `changes`, replacing the head it had. */
+export async function updatePullRequest(repo: BuiltRepo, number: number, spec: Omit<PullRequestSpec, "number" | "base">): Promise<BuiltPullRequest> {
+  const baseSha = await gitText(repo.gitDir, ["rev-parse", "--verify", `refs/pull/${number}/base`]);
+  await runGit(repo.gitDir, ["update-ref", "-d", `refs/pull/${number}/head`]);
+  return addPullRequest(repo, { ...spec, number, base: baseSha });
+}
+
 /** Removes every value of a config key; a key that is not set is already removed. */
 async function unsetConfig(gitDir: string, key: string): Promise<void> {
   await runGit(gitDir, ["config", "--unset-all", key]).catch((error: unknown) => {
@@ -243,6 +280,11 @@ export async function setPrivate(repo: BuiltRepo, tokens: string[]): Promise<voi
 export async function setPublic(repo: BuiltRepo): Promise<void> {
   await unsetConfig(repo.gitDir, "assay.private");
   await unsetConfig(repo.gitDir, "assay.token");
+}
+
+/** The browser URL of an issue on a host started at hostUrl. */
+export function issueUrl(hostUrl: string, repo: Pick<BuiltRepo, "fullName">, number: number): string {
+  return `${hostUrl}/${repo.fullName}/issues/${number}`;
 }
 
 /** The browser URL of a pull request on a host started at hostUrl. */

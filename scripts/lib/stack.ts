@@ -14,6 +14,8 @@ export interface Stack {
   mailUrl: string;
   /** Where the dev mail sink writes the stack's e-mails. */
   outboxDir: string;
+  /** Where the stack's dev repo host keeps its repositories. */
+  repohostRoot: string;
   /** The stack's local D1/R2/DO state, for tools that write to its database directly. */
   stateDir: string;
   /** The `npm start` process: every process of the stack runs under it. */
@@ -64,6 +66,8 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
       DEV_MAIL_OUTBOX: join(stateDir, "outbox"),
       ASSAY_STATE_DIR: stateDir,
       RUNNER_WORK_DIR: join(stateDir, "runner"),
+      // Its own repositories, so a test may add issues and pull requests without touching .dev/repos.
+      DEV_REPOHOST_ROOT: join(stateDir, "repos"),
       ...extraEnv,
     },
   });
@@ -80,6 +84,7 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     repohostUrl: `http://127.0.0.1:${repohostPort}`,
     mailUrl: `http://127.0.0.1:${mailPort}`,
     outboxDir: join(stateDir, "outbox"),
+    repohostRoot: join(stateDir, "repos"),
     stateDir,
     pid: child.pid,
     async stop() {

@@ -22,6 +22,8 @@ const detailsSelection = {
     statementBody: tasks.statementBody,
     prTitle: tasks.prTitle,
     prBody: tasks.prBody,
+    issueTitle: tasks.issueTitle,
+    issueBody: tasks.issueBody,
     sourceOwner: tasks.sourceOwner,
     sourceRepo: tasks.sourceRepo,
   },

@@ -10,3 +10,4 @@ export * from "./schema/audit";
 export * from "./schema/telemetry";
 export * from "./schema/executions";
 export * from "./schema/ai-chat";
+export * from "./schema/billing";

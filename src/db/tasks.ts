@@ -3,6 +3,7 @@ import { roleIn, type MembershipSource, type Viewer } from "../domain/roles";
 import { taskAudience, type TaskAudience, type TaskStatus } from "../domain/tasks";
 import { staffOrganization } from "./accounts";
 import type { Database } from "./client";
+import { rowValues } from "./rows";
 import { memberships, taskAssignments, tasks } from "./schema";
 
 export type TaskRow = typeof tasks.$inferSelect;
@@ -15,6 +16,7 @@ const viewerAssignment = (viewer: Viewer) => and(eq(taskAssignments.taskId, task
 
 function audienceOf(viewer: Viewer, task: TaskRow, membership: MembershipSource | null, assigned: boolean): TaskAudience {
   return taskAudience({
+    published: task.publishedAt !== null,
     visibility: task.visibility,
     status: task.status,
     archived: task.archivedAt !== null,
@@ -76,6 +78,7 @@ export function listableTasks(viewer: Viewer, filter: TaskFilter): SQL | undefin
         );
   return and(
     visible,
+    isNotNull(tasks.publishedAt),
     filter.archived ? isNotNull(tasks.archivedAt) : isNull(tasks.archivedAt),
     filter.status ? eq(tasks.status, filter.status) : undefined,
     filter.organizationId ? eq(tasks.organizationId, filter.organizationId) : undefined,
@@ -115,7 +118,8 @@ export async function taskPage(
   return rows.map(({ task, membership, assigned }) => ({ task, audience: audienceOf(viewer, task, membership, assigned !== null) }));
 }
 
-export async function insertTask(db: Database, task: NewTask): Promise<TaskRow> {
+/** Every caller says whether the task is published: a draft (null) is invisible as a task until then. */
+export async function insertTask(db: Database, task: NewTask & { publishedAt: string | null }): Promise<TaskRow> {
   return db.insert(tasks).values(task).returning().get();
 }
 
@@ -176,4 +180,34 @@ export async function failTask(db: Database, taskId: string, reason: string): Pr
     .where(and(eq(tasks.id, taskId), inArray(tasks.status, UNFINISHED)))
     .returning()
     .get();
+}
+
+/**
+ * Stores a task copied from a template unless its creator has copied `limit.copies` templates
+ * since `limit.since` (docs/limits.md, "Public templates"). The count is taken inside the
+ * statement that writes, so concurrent copies cannot together pass the limit. Undefined when
+ * nothing was stored.
+ */
+export async function insertTemplateTask(
+  db: Database,
+  task: NewTask & { origin: "template"; publishedAt: string },
+  limit: { copies: number; since: string },
+): Promise<TaskRow | undefined> {
+  const within = sql`(SELECT COUNT(*) FROM tasks c
+    WHERE c.created_by = ${task.createdBy} AND c.origin = 'template' AND c.created_at > ${limit.since}) < ${limit.copies}`;
+  const [row] = await db
+    .insert(tasks)
+    .select(sql`SELECT ${rowValues(tasks, task)} WHERE ${within}`)
+    .returning();
+  return row;
+}
+
+/** When the oldest of a user's template copies made after `since` was made, if any. */
+export async function oldestTemplateCopySince(db: Database, userId: string, since: string): Promise<string | undefined> {
+  const row = await db
+    .select({ at: sql<string | null>`MIN(${tasks.createdAt})` })
+    .from(tasks)
+    .where(and(eq(tasks.createdBy, userId), eq(tasks.origin, "template"), sql`${tasks.createdAt} > ${since}`))
+    .get();
+  return row?.at ?? undefined;
 }

@@ -32,6 +32,9 @@ export const NOTIFICATION_PAYLOADS = {
   "task.import_finished": z
     .object({ task_id: id("tsk"), status: z.enum(["READY", "FAILED"]) })
     .describe("To whoever imported the task: the import ended READY or FAILED (GET /tasks/{task_id} has the reason)"),
+  "task_draft.validation_finished": z
+    .object({ draft_id: id("tsk"), status: z.enum(["VALIDATED", "FAILED"]) })
+    .describe("To whoever made the draft: its validation ended, and it can be published or says why not (GET /task-drafts/{draft_id})"),
   "run.finished": z
     .object({ attempt_id: id("att"), run_id: id("run"), status: z.enum(FINAL_RUNNER_JOB_STATUSES) })
     .describe("To the candidate: a test run of theirs ended (GET /attempts/{attempt_id}/runs/{run_id})"),

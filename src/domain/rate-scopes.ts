@@ -22,9 +22,15 @@ const UPLOAD_ROUTES: RegExp[] = [
  * Signed machine-to-machine routes: presigned storage URLs and the runner's callback. Their
  * credential is an HMAC checked before any storage or database access, and their callers
  * (the runner above all) share one IP across many jobs, so a per-IP limit would fail
- * downloads, uploads and results of unrelated jobs. They are not counted.
+ * downloads, uploads and results of unrelated jobs. They are not counted. Stripe's webhook
+ * likewise: Stripe delivers every account's events from a few shared IPs, and a refused
+ * delivery is retried for days, so a per-IP limit would only delay billing changes.
  */
-const SIGNED_ROUTES: RegExp[] = [/^\/api\/v1\/storage\/[^/]+$/, /^\/api\/v1\/internal\//];
+const SIGNED_ROUTES: RegExp[] = [
+  /^\/api\/v1\/storage\/[^/]+$/,
+  /^\/api\/v1\/internal\//,
+  /^\/api\/v1\/billing\/stripe\/webhook$/,
+];
 
 /** `pathname` is canonical (canonicalPath), as the router sees it: a variant spelling cannot slip past a scope. */
 export function rateScopes(method: string, pathname: string): RateScope[] {

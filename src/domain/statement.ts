@@ -23,21 +23,28 @@ export interface PullRequestText {
   repo: string;
 }
 
-/** Where a task's statement comes from: staff's text where they wrote one, else the pull request's. */
+/** Where a task's statement comes from: staff's text where they wrote one, else the issue's or the pull request's. */
 export interface StatementColumns {
   statementTitle: string | null;
   statementBody: string | null;
   /** The pull request as imported; null until the import has read it. */
   prTitle: string | null;
   prBody: string | null;
+  /** The issue a draft was made from; when there is one, its text is the default instead of the pull request's. */
+  issueTitle: string | null;
+  issueBody: string | null;
   sourceOwner: string;
   sourceRepo: string;
 }
 
-/** The statement candidates see; null while the task has neither staff's text nor its pull request yet. */
+/**
+ * The statement candidates see; null while the task has neither staff's text nor its issue
+ * or pull request yet. A draft's statement comes from its issue: the pull request holds the
+ * solution's own words, the issue only the problem.
+ */
 export function taskStatement(t: StatementColumns): TaskStatement | null {
-  const generated =
-    t.prTitle === null ? null : defaultStatement({ title: t.prTitle, body: t.prBody ?? "", owner: t.sourceOwner, repo: t.sourceRepo });
+  const source = t.issueTitle !== null ? { title: t.issueTitle, body: t.issueBody } : t.prTitle !== null ? { title: t.prTitle, body: t.prBody } : null;
+  const generated = source && defaultStatement({ title: source.title, body: source.body ?? "", owner: t.sourceOwner, repo: t.sourceRepo });
   const title = t.statementTitle ?? generated?.title;
   const body = t.statementBody ?? generated?.body;
   return title === undefined || body === undefined ? null : { title, body };

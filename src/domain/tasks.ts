@@ -12,7 +12,16 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TASK_VISIBILITIES = ["PRIVATE_ORG", "PUBLIC"] as const;
 export type TaskVisibility = (typeof TASK_VISIBILITIES)[number];
 
+/** How a task was made: POST /tasks/import-pr, a published draft (POST /task-drafts), or a public template. */
+export const TASK_ORIGINS = ["pull_request", "draft", "template"] as const;
+export type TaskOrigin = (typeof TASK_ORIGINS)[number];
+
 export const DEFAULT_TIME_LIMIT_MINUTES = 90;
+
+/** The staff title a task has until its import reads the issue or pull request, which then names it, unless staff renamed it. */
+export function placeholderTitle(t: { sourceOwner: string; sourceRepo: string; prNumber: number; issueNumber: number | null }): string {
+  return `${t.sourceOwner}/${t.sourceRepo}#${t.issueNumber ?? t.prNumber}`;
+}
 
 /**
  * Whether candidates may use AI chat on a new task: off unless staff allow it, because an
@@ -24,6 +33,8 @@ export const DEFAULT_AI_ASSISTANCE = false;
 export type TaskAudience = "staff" | "candidate" | "none";
 
 export interface TaskAccessFacts {
+  /** False while the task is an unpublished draft: only the draft endpoints show it then. */
+  published: boolean;
   visibility: TaskVisibility;
   status: TaskStatus;
   archived: boolean;
@@ -34,11 +45,13 @@ export interface TaskAccessFacts {
 }
 
 /**
- * Staff (interviewers and above in the organization, and platform admins) see everything;
+ * An unpublished draft is no task yet, for anyone. Of the others, staff (interviewers and
+ * above in the organization, and platform admins) see everything;
  * candidates see tasks assigned to them and READY public tasks, never archived ones; others
  * nothing (a 404, not a 403, so a task's existence does not leak).
  */
 export function taskAudience(f: TaskAccessFacts): TaskAudience {
+  if (!f.published) return "none";
   if (f.platformAdmin) return "staff";
   if (f.orgRole && f.orgRole !== "candidate") return "staff";
   if (f.archived) return "none";

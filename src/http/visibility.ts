@@ -2,8 +2,9 @@ import { findVisibleAttempt, type AttemptRow } from "../db/attempts";
 import type { Database } from "../db/client";
 import { findExecution, type ExecutionRow } from "../db/executions";
 import type { WatcherRole } from "../domain/executions";
-import type { Viewer } from "../domain/roles";
-import { findVisibleTask } from "../db/tasks";
+import { isStaffIn, type Viewer } from "../domain/roles";
+import { findVisibleTask, type TaskRow } from "../db/tasks";
+import { findDraft } from "../db/task-drafts";
 import type { Caller } from "./auth";
 import { HttpError } from "./errors";
 
@@ -28,6 +29,13 @@ export async function visibleTask(db: Database, caller: Caller, taskId: string) 
   const found = await findVisibleTask(db, caller.viewer, taskId);
   if (!found) throw HttpError.notFound(`Task ${taskId} not found`);
   return found;
+}
+
+/** A task draft of an organization where the caller is staff; 404 otherwise, so drafts do not leak. */
+export async function visibleDraft(db: Database, caller: Caller, draftId: string): Promise<TaskRow> {
+  const draft = await findDraft(db, draftId);
+  if (!draft || !isStaffIn(caller.viewer, draft.organizationId)) throw HttpError.notFound(`Draft ${draftId} not found`);
+  return draft;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { database, type Database } from "../db/client";
 import { countMembers, findOrganization, memberFilter, memberPage, renameOrganization } from "../db/organizations";
+import { BILLING_STATUSES } from "../domain/billing";
 import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { HttpError } from "../http/errors";
@@ -17,8 +18,23 @@ export const PlanSchema = z
   })
   .meta({ id: "Plan" });
 
+const OrganizationBillingSchema = z
+  .object({
+    status: z
+      .enum(BILLING_STATUSES)
+      .nullable()
+      .describe("The subscription's status, as the payment provider reports it; null: never billed (docs/billing.md)"),
+    subscribed_plan_id: z
+      .string()
+      .nullable()
+      .describe("The subscription's plan; `plan` is the one in force, the free plan while the subscription is unpaid or ended"),
+    updated_at: z.string().nullable().describe("When the last billing event was applied to the organization"),
+    last_event_id: z.string().nullable().describe("The payment provider's event applied last"),
+  })
+  .meta({ id: "OrganizationBilling" });
+
 const OrganizationSchema = z
-  .object({ id: z.string(), name: z.string(), plan: PlanSchema, created_at: z.string() })
+  .object({ id: z.string(), name: z.string(), plan: PlanSchema, billing: OrganizationBillingSchema, created_at: z.string() })
   .meta({ id: "Organization" });
 
 const MemberSchema = z
@@ -42,6 +58,12 @@ async function loadOrganization(db: Database, orgId: string) {
     name: org.name,
     created_at: org.createdAt,
     plan: { id: plan.id, name: plan.name, candidate_limit: plan.candidateLimit, upgrade_url: plan.upgradeUrl },
+    billing: {
+      status: org.billingStatus,
+      subscribed_plan_id: org.billingPlanId,
+      updated_at: org.billingUpdatedAt,
+      last_event_id: org.billingEventId,
+    },
   };
 }
 
@@ -49,7 +71,7 @@ export class GetOrganization extends SessionEndpoint {
   protected readonly role = "candidate";
   schema = {
     tags: ["organizations"],
-    summary: "An organization the caller belongs to, with its plan and limits",
+    summary: "An organization the caller belongs to, with its plan, limits and billing status",
     request: { params: OrgIdParam },
     responses: { "200": jsonResponse("The organization", OrganizationSchema) },
   };

@@ -1,35 +1,29 @@
 import { z } from "zod";
 import { database } from "../db/client";
-import { archiveTask, countTasks, editTask, failTask, insertTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
+import { archiveTask, countTasks, editTask, insertTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
 import { parsePullRequestUrl } from "../domain/pr-url";
-import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
-import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
+import { taskStatement } from "../domain/statement";
+import {
+  DEFAULT_AI_ASSISTANCE,
+  DEFAULT_TIME_LIMIT_MINUTES,
+  placeholderTitle,
+  TASK_ORIGINS,
+  TASK_STATUSES,
+  TASK_VISIBILITIES,
+  type TaskAudience,
+} from "../domain/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { visibleTask } from "../http/visibility";
+import { visibleDraft, visibleTask } from "../http/visibility";
+import { findDraft, publishDraft } from "../db/task-drafts";
+import { publishRefusal } from "../domain/task-drafts";
 import { newId } from "../lib/ids";
 import { enterpriseHosts } from "../services/repohost/hosts";
+import { queueImport } from "../flows/task-import/queue";
 import { OrgIdParam, TaskIdParam } from "./params";
+import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tag, Tags, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
-
-const Tag = z.string().trim().min(1).max(50).regex(/^[^\s,][^,]*$/, "a tag has no commas and does not start with a space");
-const Tags = z
-  .array(Tag)
-  .max(20)
-  .transform((tags) => [...new Set(tags)])
-  .describe("Up to 20 tags of 1–50 characters; duplicates are dropped");
-const TimeLimit = z.number().int().min(5).max(1440).nullable().describe("Minutes a candidate has after starting; null for no limit");
-const AiAssistance = z
-  .boolean()
-  .describe("Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default");
-
-const StatementSchema = z
-  .object({
-    title: z.string().describe(`At most ${STATEMENT_LIMITS.titleChars} characters`),
-    body: z.string().describe(`Markdown, at most ${STATEMENT_LIMITS.bodyChars} characters`),
-  })
-  .meta({ id: "TaskStatement" });
 
 export const TaskSchema = z
   .object({
@@ -52,7 +46,11 @@ export const TaskSchema = z
     updated_at: z.string(),
     ready_at: z.string().nullable(),
     archived_at: z.string().nullable(),
-    title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the pull request's title)"),
+    title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the issue's or pull request's title)"),
+    origin: z
+      .enum(TASK_ORIGINS)
+      .optional()
+      .describe("Staff only: pull_request (POST /tasks/import-pr), draft (published from POST /task-drafts) or template (POST /public/tasks)"),
     description: z.string().optional().describe("Staff only: the organization's notes on the task"),
     failure_reason: z.string().nullable().optional().describe("Staff only: why the task is FAILED"),
     source: z
@@ -64,8 +62,16 @@ export const TaskSchema = z
         pr_url: z.string(),
         title: z.string().nullable().describe("The pull request's title as imported"),
         body: z.string().nullable().describe("The pull request's body as imported"),
+        issue: z
+          .object({ url: z.string(), number: z.number().int(), title: z.string().nullable() })
+          .nullable()
+          .describe("The issue a draft was made from, whose text is the default statement; null for other tasks"),
         base_commit: z.string().nullable(),
         head_commit: z.string().nullable(),
+        template: z
+          .string()
+          .nullable()
+          .describe("The public template the task was copied from (GET /public/templates/{template_id}); null for other tasks"),
       })
       .optional()
       .describe("Staff only: the pull request"),
@@ -106,6 +112,7 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
   return {
     ...view,
     title: task.title,
+    origin: task.origin,
     description: task.description,
     failure_reason: task.failureReason,
     source: {
@@ -116,8 +123,10 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
       pr_url: task.prUrl,
       title: task.prTitle,
       body: task.prBody,
+      issue: task.issueUrl === null || task.issueNumber === null ? null : { url: task.issueUrl, number: task.issueNumber, title: task.issueTitle },
       base_commit: task.baseSha,
       head_commit: task.headSha,
+      template: task.templateSlug,
     },
     phases: { preparing_at: task.preparingAt, validating_at: task.validatingAt },
     fail_to_pass: task.failToPass,
@@ -166,7 +175,7 @@ export class ImportPullRequest extends SessionEndpoint {
       organizationId: body.organization_id,
       visibility: body.visibility,
       tags: body.tags,
-      title: `${owner}/${repo}#${number}`,
+      title: placeholderTitle({ sourceOwner: owner, sourceRepo: repo, prNumber: number, issueNumber: null }),
       status: "IMPORTING",
       sourceHost: host,
       sourceApiBase: apiBase,
@@ -179,13 +188,9 @@ export class ImportPullRequest extends SessionEndpoint {
       createdBy: caller.user.id,
       createdAt: now,
       updatedAt: now,
+      publishedAt: now,
     });
-    try {
-      await env.TASK_IMPORT.send({ task_id: task.id });
-    } catch (e) {
-      await failTask(db, task.id, "The import could not be queued; import the pull request again.");
-      throw e;
-    }
+    await queueImport(env, task.id, "import the pull request again");
     return json(taskView(task, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
   }
 }
@@ -268,17 +273,7 @@ export class PatchTask extends SessionEndpoint {
       body: jsonContent(
         z
           .strictObject({
-            statement: z
-              .strictObject({
-                title: z.string().trim().min(1).max(STATEMENT_LIMITS.titleChars).optional(),
-                body: z.string().max(STATEMENT_LIMITS.bodyChars).optional().describe("Markdown"),
-              })
-              .refine((st) => Object.keys(st).length > 0, { message: "give the statement's title, body or both" })
-              .nullable()
-              .optional()
-              .describe(
-                "Each part given replaces the default made from the pull request; null returns both parts to the default",
-              ),
+            statement: StatementEdit,
             title: z.string().trim().min(1).max(300).optional(),
             description: z.string().max(20_000).optional(),
             tags: Tags.optional(),
@@ -296,9 +291,7 @@ export class PatchTask extends SessionEndpoint {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const task = await taskForStaff(ctx, params.task_id);
     const updated = await editTask(database(ctx.env.DB), task.id, {
-      ...(body.statement === null && { statementTitle: null, statementBody: null }),
-      ...(body.statement?.title !== undefined && { statementTitle: body.statement.title }),
-      ...(body.statement?.body !== undefined && { statementBody: body.statement.body }),
+      ...statementEdit(body.statement),
       ...(body.title !== undefined && { title: body.title }),
       ...(body.description !== undefined && { description: body.description }),
       ...(body.tags !== undefined && { tags: body.tags }),
@@ -332,7 +325,42 @@ export class ArchiveTask extends SessionEndpoint {
   }
 }
 
+export class PublishDraft extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "Publish a validated task draft as a task",
+    description:
+      "Interviewer or higher in the draft's organization. The task keeps the draft's id, statement and settings and can " +
+      "be used at once (invitations, attempts). 409 with the reason for a draft that is not VALIDATED (still " +
+      "validating, or failed) or is already published; 404 for a draft the caller cannot see.",
+    request: { body: jsonContent(z.strictObject({ draft_id: z.string().min(1).max(64).describe("From POST /task-drafts") })) },
+    responses: {
+      "201": jsonResponse("The published task", TaskSchema),
+      "404": jsonResponse("No such draft, or not visible", ErrorSchema),
+      "409": jsonResponse("Not validated, failed, or published already", ErrorSchema),
+    },
+  };
+
+  async run({ env, caller }: SessionContext) {
+    const { body } = await this.getValidatedData<typeof this.schema>();
+    const db = database(env.DB);
+    const draft = await visibleDraft(db, caller, body.draft_id);
+    await caller.requireMember(draft.organizationId, "interviewer");
+    const refusal = publishRefusal(draft.id, draft);
+    if (refusal) throw HttpError.conflict(refusal);
+    const task = await publishDraft(db, draft.id, new Date().toISOString());
+    if (!task) {
+      // A concurrent publish or re-validation got there first; say what it left.
+      const now = await findDraft(db, draft.id);
+      throw HttpError.conflict((now && publishRefusal(draft.id, now)) ?? `Draft ${draft.id} changed while publishing; try again`);
+    }
+    return json(taskView(task, "staff"), 201, { Location: `/api/v1/tasks/${task.id}` });
+  }
+}
+
 export const taskRoutes: RouteTable = [
+  ["POST", "/tasks", PublishDraft],
   ["POST", "/tasks/import-pr", ImportPullRequest],
   ["GET", "/tasks", ListTasks],
   ["GET", "/tasks/:task_id", GetTask],

@@ -364,3 +364,21 @@ describe("failures to retry", () => {
     await expectFailure(demo("assay-demo/slugify-js", 1, { fetch: wrongShape }).repoHost.getPullRequest(1), "invalid_response", /unexpected answer for pull request/);
   });
 });
+
+describe("issues (the task builder reads them)", () => {
+  it("reads an issue, marks a pull request's number, and says not found for a number that is neither", async () => {
+    const { repoHost } = demo("assay-demo/slugify-js", 1);
+    const issue = await repoHost.getIssue(2);
+    expect(issue).toMatchObject({ number: 2, title: "Slugs of long titles are too long for URLs", isPullRequest: false, state: "open" });
+    expect(issue.body).toMatch(/^Blog posts with long titles/);
+    expect(issue.htmlUrl).toBe(`${host.url}/assay-demo/slugify-js/issues/2`);
+    expect(await repoHost.getIssue(1)).toMatchObject({ number: 1, title: "Add a maxLength option to slugify", isPullRequest: true });
+    await expectFailure(repoHost.getIssue(99), "not_found", /issue assay-demo\/slugify-js#99 was not found/i);
+  });
+
+  it("a private repository's issue needs its token", async () => {
+    await expectFailure(demo("assay-fixtures/private-js", 1).repoHost.getIssue(2), "private_needs_token", /private/);
+    const withToken = demo("assay-fixtures/private-js", 1, { token: DEMO_PRIVATE_TOKEN });
+    expect(await withToken.repoHost.getIssue(2)).toMatchObject({ number: 2, isPullRequest: false });
+  });
+});

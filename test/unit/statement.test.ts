@@ -84,7 +84,16 @@ describe("the default statement from a pull request", () => {
 });
 
 describe("a task's statement", () => {
-  const task = { statementTitle: null, statementBody: null, prTitle: "Fix #1: cut", prBody: "See #1", sourceOwner: "acme", sourceRepo: "slugify" };
+  const task = {
+    statementTitle: null,
+    statementBody: null,
+    prTitle: "Fix #1: cut",
+    prBody: "See #1",
+    issueTitle: null,
+    issueBody: null,
+    sourceOwner: "acme",
+    sourceRepo: "slugify",
+  };
 
   it("is the default until staff write one; each part replaces the default on its own", () => {
     expect(taskStatement(task)).toEqual({ title: "Fix: cut", body: "See" });
@@ -96,5 +105,14 @@ describe("a task's statement", () => {
     expect(taskStatement({ ...task, prTitle: null, prBody: null })).toBeNull();
     expect(taskStatement({ ...task, prTitle: null, prBody: null, statementTitle: "T" })).toBeNull();
     expect(taskStatement({ ...task, prTitle: null, prBody: null, statementTitle: "T", statementBody: "B" })).toEqual({ title: "T", body: "B" });
+  });
+  it("of a draft comes from its issue, never the pull request, with the same references stripped", () => {
+    const draft = { ...task, prTitle: "Add maxLength (fixes #2)", prBody: "Implements joinWithin", issueTitle: "Slugs are too long #1" };
+    const statement = taskStatement({ ...draft, issueBody: "Cut them. Seen after 3f2a9c1d7e5b4a6c8d0e2f4a6b8c0d2e4f6a8b0c in https://github.com/acme/slugify/issues/9." });
+    expect(statement?.title).toBe("Slugs are too long");
+    expect(statement?.body).toMatch(/^Cut them\./);
+    expect(JSON.stringify(statement)).not.toMatch(/3f2a9c1|github\.com|joinWithin|maxLength/);
+    expect(taskStatement({ ...draft, issueBody: null })).toEqual({ title: "Slugs are too long", body: "" });
+    expect(taskStatement({ ...draft, statementBody: "Staff text" })?.body).toBe("Staff text");
   });
 });

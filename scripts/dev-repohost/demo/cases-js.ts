@@ -255,5 +255,12 @@ export function casesDemo(): DemoRepo {
         },
       },
     ],
+    issues: [
+      {
+        number: 6,
+        title: "clamp accepts a minimum above the maximum",
+        body: "clamp(5, 10, 1) quietly returns a number; it should reject bounds where min > max.",
+      },
+    ],
   };
 }

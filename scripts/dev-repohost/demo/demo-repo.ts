@@ -1,4 +1,4 @@
-import type { FileTree, PullRequestSpec } from "../repo-builder.js";
+import type { FileTree, IssueSpec, PullRequestSpec } from "../repo-builder.js";
 
 /** A demo repository as code: its first commit, its pull requests, and who may read it. */
 export interface DemoRepo {
@@ -7,6 +7,8 @@ export interface DemoRepo {
   files: FileTree;
   /** Each with its number fixed, so PR URLs in docs and tests stay valid. */
   pulls: (PullRequestSpec & { number: number })[];
+  /** Issues, for drafts made from an issue and a pull request (docs/task-builder.md). */
+  issues?: (IssueSpec & { number: number })[];
   privateTokens?: string[];
 }
 

@@ -153,5 +153,18 @@ export function slugifyDemo(owner: string, name: string): DemoRepo {
         },
       },
     ],
+    issues: [
+      {
+        number: 2,
+        title: "Slugs of long titles are too long for URLs",
+        body:
+          "Blog posts with long titles get slugs of 150 characters and more, which some of our\n" +
+          "share targets cut off. slugify needs a way to keep slugs short: keep as many whole\n" +
+          "words as fit in a maximum length, cut a single word that is longer than the limit,\n" +
+          "and never end the slug with a separator.\n\n" +
+          "First seen after 3f2a9c1d7e5b4a6c8d0e2f4a6b8c0d2e4f6a8b0c, reported in\n" +
+          "https://github.com/assay-demo/slugify-js/discussions/7 by @ada.",
+      },
+    ],
   };
 }

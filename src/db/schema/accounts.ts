@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { BILLING_STATUSES } from "../../domain/billing";
 import { MEMBERSHIP_SOURCES, ROLES } from "../../domain/roles";
 import { timestamp } from "./columns";
 
@@ -15,6 +16,18 @@ export const organizations = sqliteTable("organizations", {
   name: text("name").notNull(),
   planId: text("plan_id").notNull().references(() => plans.id),
   createdAt: timestamp("created_at"),
+  // Billing as the payment provider's events left it (src/domain/billing.ts, BillingState);
+  // all null until the first event about the organization. `plan_id` above is the plan in force.
+  billingStatus: text("billing_status", { enum: BILLING_STATUSES }),
+  billingPlanId: text("billing_plan_id").references(() => plans.id),
+  stripeCustomerId: text("stripe_customer_id").unique(),
+  stripeSubscriptionId: text("stripe_subscription_id"),
+  /** Stripe `created` (Unix seconds) of the last subscription event applied, and of the last that set the status. */
+  billingSubscriptionEventAt: integer("billing_subscription_event_at"),
+  billingStatusEventAt: integer("billing_status_event_at"),
+  /** The last event applied: the version a billing write expects, so concurrent events cannot both apply. */
+  billingEventId: text("billing_event_id"),
+  billingUpdatedAt: text("billing_updated_at"),
 });
 
 export const users = sqliteTable("users", {

@@ -1,5 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { DEFAULT_AI_ASSISTANCE, TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
+import { DEFAULT_AI_ASSISTANCE, TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
 import { organizations, users } from "./accounts";
 import { timestamp } from "./columns";
 
@@ -18,6 +18,15 @@ export const tasks = sqliteTable(
     description: text("description").notNull().default(""),
     status: text("status", { enum: TASK_STATUSES }).notNull(),
     failureReason: text("failure_reason"),
+    /** How the task was made: imported from a pull request, built from a draft, or copied from a public template. */
+    origin: text("origin", { enum: TASK_ORIGINS }).notNull().default("pull_request"),
+    /** The issue a draft was built from (docs/task-builder.md); its title and body make the default statement. */
+    issueNumber: integer("issue_number"),
+    issueUrl: text("issue_url"),
+    issueTitle: text("issue_title"),
+    issueBody: text("issue_body"),
+    /** The public template a task was copied from. */
+    templateSlug: text("template_slug"),
     /** The repo host's web origin (https://github.com or a GitHub Enterprise origin). */
     sourceHost: text("source_host").notNull(),
     sourceApiBase: text("source_api_base").notNull(),
@@ -57,8 +66,14 @@ export const tasks = sqliteTable(
     validatingAt: text("validating_at"),
     readyAt: text("ready_at"),
     archivedAt: text("archived_at"),
+    /** Null while the task is an unpublished draft, which only the draft endpoints show. */
+    publishedAt: text("published_at"),
   },
-  (t) => [index("tasks_org_status_idx").on(t.organizationId, t.status), index("tasks_visibility_idx").on(t.visibility, t.status)],
+  (t) => [
+    index("tasks_org_status_idx").on(t.organizationId, t.status),
+    index("tasks_visibility_idx").on(t.visibility, t.status),
+    index("tasks_creator_origin_idx").on(t.createdBy, t.origin, t.createdAt),
+  ],
 );
 
 /** Candidates a task is assigned to (by accepting an invitation). */

@@ -4,9 +4,17 @@ import { notificationsFor } from "../../domain/notifications";
 import type { Env } from "../../env";
 import { notify } from "../../durable/notification/send";
 
-/** Tells whoever imported the task that its import ended (docs/api.md, "Notifications"). */
+/**
+ * Tells whoever imported the task, or made the draft, that its import or validation ended
+ * (docs/api.md, "Notifications"). A draft is validated again after changes, so its key
+ * carries the time the validation ended.
+ */
 export function importEnded(env: Env, task: TaskRow): Promise<void> {
   if (task.status !== "READY" && task.status !== "FAILED") return Promise.resolve();
+  if (task.origin === "draft") {
+    const status = task.status === "READY" ? "VALIDATED" : "FAILED";
+    return notify(env, notificationsFor([task.createdBy], "task_draft.validation_finished", { draft_id: task.id, status }, `${task.id}:${task.updatedAt}`));
+  }
   return notify(env, notificationsFor([task.createdBy], "task.import_finished", { task_id: task.id, status: task.status }, task.id));
 }
 

@@ -3,7 +3,7 @@ import { advanceTask, findTask, type TaskRow } from "../../db/tasks";
 import { binaryContentPaths, completeBinaryPatches } from "../../domain/patch-binary";
 import { checkPrSize, checkSplit, PR_LIMITS, splitPatch } from "../../domain/patch-split";
 import { stepOwnerId } from "../../domain/runner-jobs";
-import { detectLanguage, taskKeys } from "../../domain/tasks";
+import { detectLanguage, placeholderTitle, taskKeys } from "../../domain/tasks";
 import type { Env } from "../../env";
 import { RepoHostError } from "../../services/repohost/errors";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
@@ -35,7 +35,7 @@ export function repoHostFailureReason(e: RepoHostError, task: TaskRow): string {
 }
 
 /**
- * The import step of a task: reads the pull request, splits its diff into the solution and
+ * The import step of a task: reads the pull request (and a draft's issue), splits its diff into the solution and
  * the hidden test patch, stores the base snapshot and both patches, then asks the runner to
  * prepare the environment. Runs at least once per task; a task past IMPORTING is left alone.
  * Throws RepoHostError for failures worth retrying and TaskImportFailure for the others.
@@ -51,6 +51,10 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
   });
 
   const pr = await repoHost.getPullRequest(task.prNumber);
+  const issue = task.issueNumber === null ? null : await repoHost.getIssue(task.issueNumber);
+  if (issue?.isPullRequest) {
+    throw new TaskImportFailure(`#${issue.number} of ${task.sourceOwner}/${task.sourceRepo} is a pull request, not an issue; give the issue it solves.`);
+  }
   const declared = checkPrSize({ changedFiles: pr.changedFiles });
   if (!declared.ok) throw new TaskImportFailure(declared.reason);
   const diff = await repoHost.getPullRequestDiff(task.prNumber, { maxBytes: PR_LIMITS.maxDiffBytes });
@@ -100,9 +104,10 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
   });
   await advanceTask(db, taskId, "IMPORTING", {
     status: "PREPARING",
-    title: pr.title.slice(0, 300),
+    title: task.title === placeholderTitle(task) ? (issue ?? pr).title.slice(0, 300) : task.title,
     prTitle: pr.title,
     prBody: pr.body ?? "",
+    ...(issue && { issueTitle: issue.title, issueBody: issue.body ?? "" }),
     baseSha: pr.base.sha,
     headSha: pr.head.sha,
     language: detectLanguage(sourcePaths) ?? detectLanguage(testFiles),

@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { PR_LIMITS } from "../../domain/patch-split";
 import { githubMessage, isRateLimited, rateLimitedError, RepoHostError, retryAfterOf } from "./errors";
-import type { PullRequestFileInfo, PullRequestInfo, RepoHost, Tarball } from "./repo-host";
+import type { IssueInfo, PullRequestFileInfo, PullRequestInfo, RepoHost, Tarball } from "./repo-host";
 import { readTarFiles, TarLimitError } from "./tar";
 
 export interface RepoTarget {
@@ -56,6 +56,16 @@ const PullSchema = z.object({
   additions: z.number().int().nonnegative(),
   deletions: z.number().int().nonnegative(),
   commits: z.number().int().nonnegative(),
+});
+
+const IssueSchema = z.object({
+  number: z.number().int().positive(),
+  title: z.string(),
+  body: z.string().nullable().optional(),
+  state: z.string(),
+  html_url: z.string(),
+  /** Present when the number is a pull request: GitHub's issues API serves those too. */
+  pull_request: z.unknown().optional(),
 });
 
 const FilesSchema = z.array(
@@ -159,6 +169,16 @@ export class GitHubRepoHost implements RepoHost {
       commits: p.commits,
       repository: { fullName: p.base.repo.full_name, private: p.base.repo.private, defaultBranch: p.base.repo.default_branch },
     };
+  }
+
+  async getIssue(number: number): Promise<IssueInfo> {
+    const n = PositiveInt.parse(number);
+    const subject = `issue ${this.fullName}#${n}`;
+    const response = await this.request(`${this.repoPath}/issues/${n}`, "application/vnd.github+json", subject);
+    const issue = IssueSchema.safeParse(await this.json(response));
+    if (!issue.success) throw this.invalid(subject);
+    const i = issue.data;
+    return { number: i.number, title: i.title, body: i.body ?? null, state: i.state, htmlUrl: i.html_url, isPullRequest: i.pull_request !== undefined };
   }
 
   async listPullRequestFiles(number: number, options: { maxFiles?: number } = {}): Promise<PullRequestFileInfo[]> {

@@ -1,10 +1,12 @@
 import { findRepohostToken } from "../../db/repohost-tokens";
 import type { Database } from "../../db/client";
 import { parseEnterpriseHost } from "../../domain/pr-url";
+import { TEMPLATE_SOURCE_HOST } from "../../domain/templates";
 import type { Env } from "../../env";
 import { GitHubRepoHost, type RepoTarget } from "./github";
 import type { RepoHost } from "./repo-host";
 import { openToken } from "../secrets/token-box";
+import { TemplateRepoHost } from "../templates/template-repo-host";
 
 /** GitHub Enterprise origins PR URLs may name besides github.com (REPOHOST_ENTERPRISE_HOSTS, comma-separated). */
 export function enterpriseHosts(env: Env): string[] {
@@ -24,7 +26,10 @@ export function tokenOwner(organizationId: string, host: string): string {
   return `repohost-token:${organizationId}:${host}`;
 }
 
-/** The adapter for a task's repository, with the organization's stored token for that host if any. */
+/**
+ * The adapter for a task's repository, with the organization's stored token for that host if any;
+ * for a task copied from a template, the bundled catalogue.
+ */
 export async function repoHostFor(
   env: Env,
   db: Database,
@@ -32,6 +37,7 @@ export async function repoHostFor(
   host: string,
   target: RepoTarget,
 ): Promise<{ repoHost: RepoHost; hasToken: boolean }> {
+  if (host === TEMPLATE_SOURCE_HOST) return { repoHost: new TemplateRepoHost(target.repo), hasToken: false };
   const stored = await findRepohostToken(db, organizationId, host);
   const token = stored ? await openToken(env.TOKEN_ENCRYPTION_KEY, stored, tokenOwner(organizationId, host)) : undefined;
   return { repoHost: new GitHubRepoHost(target, { token, userAgent: "assay-task-import" }), hasToken: token !== undefined };

@@ -15,6 +15,16 @@ export interface PullRequestInfo {
   repository: { fullName: string; private: boolean; defaultBranch: string };
 }
 
+export interface IssueInfo {
+  number: number;
+  title: string;
+  body: string | null;
+  state: string;
+  htmlUrl: string;
+  /** GitHub numbers issues and pull requests together, and its issues API answers for both. */
+  isPullRequest: boolean;
+}
+
 export type PullRequestFileStatus = "added" | "removed" | "modified" | "renamed" | "copied" | "changed" | "unchanged";
 
 export interface PullRequestFileInfo {
@@ -39,6 +49,7 @@ export interface Tarball {
 
 export interface RepoHost {
   getPullRequest(number: number): Promise<PullRequestInfo>;
+  getIssue(number: number): Promise<IssueInfo>;
   /** Every file of the pull request, all pages; too_large when there are more than `maxFiles`. */
   listPullRequestFiles(number: number, options?: { maxFiles?: number }): Promise<PullRequestFileInfo[]>;
   /** The unified diff (git diff -M) as bytes; too_large above `maxBytes` or when the host refuses it. */

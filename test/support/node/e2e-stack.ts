@@ -9,6 +9,8 @@ declare module "vitest" {
     repohostUrl: string;
     /** The directory the stack's dev mail sink writes e-mails to. */
     outboxDir: string;
+    /** The stack's dev repo host root, where tests add repositories, issues and pull requests. */
+    repohostRoot: string;
   }
 }
 
@@ -18,5 +20,6 @@ export default async function setup(project: TestProject) {
   project.provide("runnerUrl", stack.runnerUrl);
   project.provide("repohostUrl", stack.repohostUrl);
   project.provide("outboxDir", stack.outboxDir);
+  project.provide("repohostRoot", stack.repohostRoot);
   return () => stack.stop();
 }

@@ -71,6 +71,7 @@ export async function insertReadyTask(org: string, overrides: Partial<TaskRow> =
       createdAt: now,
       updatedAt: now,
       readyAt: now,
+      publishedAt: now,
       ...overrides,
     })
     .returning()

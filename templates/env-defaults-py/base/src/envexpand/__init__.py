@@ -1,0 +1,4 @@
+"""Shell-style $NAME and ${NAME} references in configuration text."""
+from envexpand.expand import MissingVariable, expand
+
+__all__ = ["MissingVariable", "expand"]

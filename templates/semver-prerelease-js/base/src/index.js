@@ -1,0 +1,1 @@
+export { compare, parse, sort } from "./semver.js";
