@@ -13,7 +13,7 @@ import {
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import type { CatalogueTemplate } from "../services/templates/catalogue";
-import { queueImport } from "./task-import/queue";
+import { queueImport } from "./task-import/start";
 
 export interface TemplateCopyRequest {
   template: CatalogueTemplate;

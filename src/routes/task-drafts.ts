@@ -1,17 +1,16 @@
 import { z } from "zod";
 import { database } from "../db/client";
 import { countDrafts, draftPage, findDraft, listableDrafts, restartDraft } from "../db/task-drafts";
-import { editTask, insertTask, type TaskRow } from "../db/tasks";
+import { editTask, type TaskRow } from "../db/tasks";
 import { parseIssueUrl, parsePullRequestUrl } from "../domain/pr-url";
 import { taskStatement } from "../domain/statement";
 import { DRAFT_STATUSES, draftStatus, draftStatusFilter, pairRefusal, revalidateRefusal } from "../domain/task-drafts";
-import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, placeholderTitle, TASK_VISIBILITIES } from "../domain/tasks";
-import { queueImport } from "../flows/task-import/queue";
+import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_VISIBILITIES } from "../domain/tasks";
+import { queueImport, startImport } from "../flows/task-import/start";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleDraft } from "../http/visibility";
-import { newId } from "../lib/ids";
 import { enterpriseHosts } from "../services/repohost/hosts";
 import { OrgIdParam } from "./params";
 import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tags, TimeLimit } from "./task-fields";
@@ -136,32 +135,16 @@ export class CreateDraft extends SessionEndpoint {
     if (!pull.ok) throw HttpError.badRequest(pull.reason);
     const mismatch = pairRefusal(issue.value, pull.value);
     if (mismatch) throw HttpError.invalid([{ loc: ["body", "issue_url"], msg: mismatch, type: "value_error.repository_mismatch" }]);
-    const { host, apiBase, owner, repo, number, htmlUrl } = pull.value;
-    const now = new Date().toISOString();
-    const draft = await insertTask(database(env.DB), {
-      id: newId("tsk"),
-      origin: "draft",
+    const draft = await startImport(env, {
+      pull: pull.value,
+      issue: issue.value,
       organizationId: body.organization_id,
       visibility: body.visibility,
       tags: body.tags,
-      title: placeholderTitle({ sourceOwner: owner, sourceRepo: repo, prNumber: number, issueNumber: issue.value.number }),
-      status: "IMPORTING",
-      sourceHost: host,
-      sourceApiBase: apiBase,
-      sourceOwner: owner,
-      sourceRepo: repo,
-      prNumber: number,
-      prUrl: htmlUrl,
-      issueNumber: issue.value.number,
-      issueUrl: issue.value.htmlUrl,
       timeLimitMinutes: body.time_limit_minutes,
       aiAssistance: body.ai_assistance,
       createdBy: caller.user.id,
-      createdAt: now,
-      updatedAt: now,
-      publishedAt: null,
     });
-    await queueImport(env, draft.id, "validate the draft again");
     return json(draftView(draft), 202, { Location: `/api/v1/task-drafts/${draft.id}` });
   }
 }

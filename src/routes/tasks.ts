@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { database } from "../db/client";
-import { archiveTask, countTasks, editTask, insertTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
+import { archiveTask, countTasks, editTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
 import { parsePullRequestUrl } from "../domain/pr-url";
 import { taskStatement } from "../domain/statement";
 import {
   DEFAULT_AI_ASSISTANCE,
   DEFAULT_TIME_LIMIT_MINUTES,
-  placeholderTitle,
   TASK_ORIGINS,
   TASK_STATUSES,
   TASK_VISIBILITIES,
@@ -18,9 +17,8 @@ import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleDraft, visibleTask } from "../http/visibility";
 import { findDraft, publishDraft } from "../db/task-drafts";
 import { publishRefusal } from "../domain/task-drafts";
-import { newId } from "../lib/ids";
 import { enterpriseHosts } from "../services/repohost/hosts";
-import { queueImport } from "../flows/task-import/queue";
+import { startImport } from "../flows/task-import/start";
 import { OrgIdParam, TaskIdParam } from "./params";
 import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tag, Tags, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
@@ -167,30 +165,15 @@ export class ImportPullRequest extends SessionEndpoint {
     await caller.requireMember(body.organization_id, "interviewer");
     const ref = parsePullRequestUrl(body.pr_url, enterpriseHosts(env));
     if (!ref.ok) throw HttpError.badRequest(ref.reason);
-    const { host, apiBase, owner, repo, number, htmlUrl } = ref.value;
-    const db = database(env.DB);
-    const now = new Date().toISOString();
-    const task = await insertTask(db, {
-      id: newId("tsk"),
+    const task = await startImport(env, {
+      pull: ref.value,
       organizationId: body.organization_id,
       visibility: body.visibility,
       tags: body.tags,
-      title: placeholderTitle({ sourceOwner: owner, sourceRepo: repo, prNumber: number, issueNumber: null }),
-      status: "IMPORTING",
-      sourceHost: host,
-      sourceApiBase: apiBase,
-      sourceOwner: owner,
-      sourceRepo: repo,
-      prNumber: number,
-      prUrl: htmlUrl,
       timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
       aiAssistance: body.ai_assistance,
       createdBy: caller.user.id,
-      createdAt: now,
-      updatedAt: now,
-      publishedAt: now,
     });
-    await queueImport(env, task.id, "import the pull request again");
     return json(taskView(task, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
   }
 }

@@ -2,7 +2,6 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { AssayClient, type ScoreReport, type Task } from "../../scripts/demo/client";
-import { DEV_DIR } from "../../scripts/lib/paths";
 import { devToken } from "../support/node/http-client";
 
 // Dishonest candidates against the real stack (npm start: API, queues, runner with bubblewrap).
@@ -10,7 +9,7 @@ import { devToken } from "../support/node/http-client";
 // correctness below 50, or 0 where the tampering is detected, and staff must see why.
 const ORG = "e2e-cheating";
 const show = (repo: string, ref: "base" | "head", path: string) =>
-  execFileSync("git", ["-C", join(DEV_DIR, "repos", repo), "show", `refs/pull/1/${ref}:${path}`], { encoding: "utf8" });
+  execFileSync("git", ["-C", join(inject("repohostRoot"), repo), "show", `refs/pull/1/${ref}:${path}`], { encoding: "utf8" });
 const base = (repo: string, path: string) => show(repo, "base", path);
 
 let slugTask: Task;

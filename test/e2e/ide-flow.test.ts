@@ -3,13 +3,12 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { ApiError, AssayClient, type Task } from "../../scripts/demo/client";
-import { DEV_DIR } from "../../scripts/lib/paths";
 import { devToken } from "../support/node/http-client";
 
 // The IDE client of the spec: after the candidate hands it an IDE session token, it works with
 // that token alone ("No JWT is needed in the IDE"): start, telemetry, submit by diff.
 const REPO = "assay-demo/slugify-js";
-const git = (...args: string[]) => execFileSync("git", ["-C", join(DEV_DIR, "repos", REPO), ...args], { encoding: "utf8" });
+const git = (...args: string[]) => execFileSync("git", ["-C", join(inject("repohostRoot"), REPO), ...args], { encoding: "utf8" });
 /** The pull request's source change as `git diff` prints it against the base: the right answer. */
 const solutionDiff = () => git("diff", "refs/pull/1/base", "refs/pull/1/head", "--", "src/slugify.js");
 

@@ -2,13 +2,12 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { AssayClient, type Task } from "../../scripts/demo/client";
-import { DEV_DIR } from "../../scripts/lib/paths";
 import { devToken } from "../support/node/http-client";
 import { withRunnerDown } from "../support/node/processes";
 
 const REPO = "assay-demo/slugify-js";
 const solution = (path: string) =>
-  execFileSync("git", ["-C", join(DEV_DIR, "repos", REPO), "show", `refs/pull/1/head:${path}`], { encoding: "utf8" });
+  execFileSync("git", ["-C", join(inject("repohostRoot"), REPO), "show", `refs/pull/1/head:${path}`], { encoding: "utf8" });
 
 let task: Task;
 let staff: AssayClient;
