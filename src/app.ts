@@ -145,14 +145,16 @@ export async function handleFetch(received: Request, env: Env, exec: ExecutionCo
   }
   response.headers.set("X-Request-Id", state.requestId);
   withCors(request, env, response);
-  log("info", "request", {
+  const line = {
     request_id: state.requestId,
     method: request.method,
     route: (request as IRequest).route ?? null,
     status: response.status,
     duration_ms: Date.now() - started,
     user_id: state.userId ?? null,
-  });
+  };
+  // Written once the response is on its way: a log line is not part of the answer's latency.
+  exec.waitUntil(Promise.resolve().then(() => log("info", "request", line)));
   return response;
 }
 

@@ -1,10 +1,16 @@
 // API throughput and latency: GET /health and an authenticated GET /api/v1/me against the
 // local server (BENCH_API_URL, else a stack of its own started with `npm start`), driven by
-// autocannon. Client IPs rotate so that the per-IP rate limiter is evaluated on every request
-// without capping the load, as it would be for many clients.
+// autocannon, beside a hello-world Worker under the same wrangler dev (the baseline: what the
+// runtime costs on this machine). Each figure is also given as a ratio to the baseline's. Client
+// IPs rotate so that the per-IP rate limiter is evaluated on every request without capping the
+// load, as it would be for many clients.
 import autocannon from "autocannon";
 import { mintLocalToken } from "../lib/local-token";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../lib/paths";
 import { launchStack } from "../lib/stack";
+import { launchHelloWorker } from "./hello/server";
 import type { Emit } from "./metrics";
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -33,25 +39,40 @@ async function load(url: string, headers: Record<string, string>) {
   return result;
 }
 
+/** The API's compatibility date, so the baseline runs on the same runtime behaviour. */
+function compatibilityDate(): string {
+  const match = /^compatibility_date\s*=\s*"([^"]+)"/m.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"));
+  if (!match?.[1]) throw new Error("wrangler.toml has no compatibility_date");
+  return match[1];
+}
+
 export default async function apiBench(emit: Emit): Promise<void> {
   const given = process.env.BENCH_API_URL;
-  const stack = given ? undefined : await launchStack();
+  const hello = await launchHelloWorker(compatibilityDate());
+  const stack = given ? undefined : await launchStack().catch(async (e: unknown) => {
+    await hello.stop();
+    throw e;
+  });
   const base = given ?? stack!.apiUrl;
   try {
     const token = await mintLocalToken({ sub: "bench-user", email: "bench@example.test", role: "interviewer", org: "bench-org", ttl: "1h" });
     const targets: { name: string; url: string; headers: Record<string, string> }[] = [
+      { name: "hello", url: hello.url, headers: {} },
       { name: "health", url: `${base}/health`, headers: {} },
       { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
     ];
+    let baseline: { p50: number; p99: number; rps: number } | undefined;
     for (const t of targets) {
       await load(t.url, t.headers); // warm-up: JIT, D1 pages, the first-request user upsert
       const r = await load(t.url, t.headers);
       const detail = { connections: CONNECTIONS, duration_s: DURATION_S, requests: r.requests.total };
-      emit({ metric: `api_${t.name}_rps`, value: r.requests.average, unit: "req/s", ...detail });
-      emit({ metric: `api_${t.name}_latency_p50_ms`, value: r.latency.p50, unit: "ms", ...detail });
-      emit({ metric: `api_${t.name}_latency_p99_ms`, value: r.latency.p99, unit: "ms", ...detail });
+      baseline ??= { p50: r.latency.p50, p99: r.latency.p99, rps: r.requests.average };
+      const ratio = (value: number, of: number) => ({ ratio_to_hello: Number((value / Math.max(of, 0.001)).toFixed(2)) });
+      emit({ metric: `api_${t.name}_rps`, value: r.requests.average, unit: "req/s", ...detail, ...ratio(r.requests.average, baseline.rps) });
+      emit({ metric: `api_${t.name}_latency_p50_ms`, value: r.latency.p50, unit: "ms", ...detail, ...ratio(r.latency.p50, baseline.p50) });
+      emit({ metric: `api_${t.name}_latency_p99_ms`, value: r.latency.p99, unit: "ms", ...detail, ...ratio(r.latency.p99, baseline.p99) });
     }
   } finally {
-    await stack?.stop();
+    await Promise.all([stack?.stop(), hello.stop()]);
   }
 }

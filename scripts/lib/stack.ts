@@ -23,7 +23,7 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
@@ -34,7 +34,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
+export async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!isAlive()) throw new Error(`the stack exited before ${url} answered`);

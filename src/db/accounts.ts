@@ -2,6 +2,7 @@ import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { staffOrganizations, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { SessionClaims } from "../domain/identity";
+import { ExpiringCache } from "../lib/expiring-cache";
 import { newId } from "../lib/ids";
 import type { Database } from "./client";
 import { memberships, organizations, plans, users } from "./schema";
@@ -17,6 +18,25 @@ export const DEFAULT_PLAN_ID = "free";
  * an invitation is the service's own and no token changes it.
  */
 export async function syncUserFromClaims(db: Database, claims: SessionClaims): Promise<User> {
+  const key = JSON.stringify([claims.sub, claims.email, claims.role, claims.org_id ?? null]);
+  const now = Date.now();
+  const known = synced.get(key, now);
+  if (known) return known;
+  const user = await syncFromDatabase(db, claims);
+  synced.set(key, user, now + SYNC_MEMO_MS);
+  return user;
+}
+
+/**
+ * Claims this isolate has found in D1 as they are (or written there), with the user they
+ * belong to. Only this sync writes a user's email and role and a token membership, from the
+ * same claims, so while the claims stay the same the row does too; the memo is short anyway,
+ * so a row changed by hand is read again within a minute.
+ */
+const SYNC_MEMO_MS = 60_000;
+const synced = new ExpiringCache<string, User>(5000);
+
+async function syncFromDatabase(db: Database, claims: SessionClaims): Promise<User> {
   const found = await db
     .select({ user: users, membership: { role: memberships.role, source: memberships.source } })
     .from(users)

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from "jose";
 import { SessionClaimsSchema, type SessionClaims } from "../domain/identity";
 import type { Env } from "../env";
+import { ExpiringCache } from "../lib/expiring-cache";
 
 /**
  * Asymmetric algorithms only: a symmetric algorithm would let anyone holding the public
@@ -35,8 +36,30 @@ function keySet(env: Env): JWTVerifyGetKey {
   return remote.keys;
 }
 
+/**
+ * Tokens this isolate has verified, until their `exp`: a session token is not revocable before
+ * then, so verifying its signature again on each request of a session proves nothing new. Keyed
+ * by the whole token, so any change to it is a miss. Only the same key set is trusted: a change
+ * of JWKS configuration drops what was verified under the old one.
+ */
+const verified = new ExpiringCache<string, SessionClaims>(2000);
+let verifiedUnder: string | undefined;
+
 export async function verifySessionToken(token: string, env: Env): Promise<SessionClaims> {
-  let payload: unknown;
+  const trust = `${env.DEV_AUTH === "true" ? env.DEV_IDP_JWKS : env.AUTH_JWKS_URL}|${env.AUTH_ISSUER}|${env.AUTH_AUDIENCE}`;
+  if (verifiedUnder !== trust) {
+    verified.clear();
+    verifiedUnder = trust;
+  }
+  const hit = verified.get(token, Date.now());
+  if (hit) return hit;
+  const { claims, expiresAt } = await verifyAgainstKeys(token, env);
+  verified.set(token, claims, expiresAt);
+  return claims;
+}
+
+async function verifyAgainstKeys(token: string, env: Env): Promise<{ claims: SessionClaims; expiresAt: number }> {
+  let payload: { exp?: number };
   try {
     ({ payload } = await jwtVerify(token, keySet(env), {
       issuer: env.AUTH_ISSUER,
@@ -54,5 +77,6 @@ export async function verifySessionToken(token: string, env: Env): Promise<Sessi
     const fields = [...new Set(claims.error.issues.map((i) => i.path.join(".")))].join(", ");
     throw new InvalidSessionToken(`The session token's claims are invalid (${fields})`);
   }
-  return claims.data;
+  // jwtVerify required `exp`, so it is there and in the future.
+  return { claims: claims.data, expiresAt: (payload.exp ?? 0) * 1000 };
 }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { base64url, exportJWK, generateKeyPair, SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 
 async function expect401(token: string | undefined, pattern: RegExp, headers: Record<string, string> = {}) {
@@ -50,6 +50,19 @@ describe("session tokens", () => {
   it("expired token: 401 that says so", async () => {
     const token = await sessionToken({ sub: uniqueSubject() }, { expiresIn: Math.floor(Date.now() / 1000) - 60 });
     await expect401(token, /expired/);
+  });
+
+  it("a token accepted before is refused once it expires: verified tokens are remembered only until their exp", async () => {
+    const now = Date.now();
+    const token = await sessionToken({ sub: uniqueSubject() }, { expiresIn: Math.floor(now / 1000) + 60 });
+    expect((await call("/api/v1/me", { token })).status).toBe(200);
+    expect((await call("/api/v1/me", { token })).status).toBe(200);
+    vi.useFakeTimers({ now: now + 61_000, toFake: ["Date"] });
+    try {
+      await expect401(token, /expired/);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("token signed by another key: 401", async () => {
