@@ -13,7 +13,8 @@ export const DEFAULT_PLAN_ID = "free";
 
 /**
  * Finds or creates the caller's user record and records the membership the token claims.
- * The common case (nothing changed) is one read. Writes are upserts keyed by the unique
+ * The common case (nothing changed) is no query when this isolate synced the same claims in
+ * the last minute, else one read. Writes are upserts keyed by the unique
  * subject, so concurrent first requests converge on one row. A membership made by accepting
  * an invitation is the service's own and no token changes it.
  */

@@ -263,8 +263,11 @@ export class ValidateDraft extends SessionEndpoint {
     const refusal = revalidateRefusal(draft.id, draft);
     if (refusal) throw HttpError.conflict(refusal);
     const restarted = await restartDraft(database(env.DB), draft.id, new Date().toISOString());
-    // Lost to a concurrent validate or publish: the state it left is the answer.
-    if (!restarted) throw HttpError.conflict(revalidateRefusal(draft.id, (await findDraft(database(env.DB), draft.id)) ?? draft) ?? `Draft ${draft.id} changed; try again`);
+    if (!restarted) {
+      // Lost to a concurrent validate or publish: the state it left is the answer.
+      const now = await findDraft(database(env.DB), draft.id);
+      throw HttpError.conflict((now && revalidateRefusal(draft.id, now)) ?? `Draft ${draft.id} changed; try again`);
+    }
     await queueImport(env, restarted.id, "validate the draft again");
     return json(draftView(restarted), 202, { Location: `/api/v1/task-drafts/${restarted.id}` });
   }

@@ -3,8 +3,8 @@ import { inject } from "vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
 import { notified } from "../support/worker/notifications";
-import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
-import { interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
+import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { finishPrepare, finishValidation, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-drafts";
 const issueUrl = (repo: string, n: number) => `${inject("repohostUrl")}/${repo}/issues/${n}`;
@@ -56,20 +56,13 @@ const result = (name: string, status: "passed" | "failed") => ({
   message: status === "failed" ? "assertion" : null,
 });
 
-/** Plays the runner through preparation and both validation runs, as the import tests do. */
+/** Plays the runner through preparation and both validation runs of a draft. */
 async function validate(draftId: string, base: ReturnType<typeof result>[], solution: ReturnType<typeof result>[]) {
   const preparing = await taskUntil(draftId, (t) => t.status !== "IMPORTING");
   expect(preparing.status).toBe("PREPARING");
-  await postCallback(
-    JSON.stringify(
-      callbackFor(preparing.prepareJobId!, { kind: "prepare", tests: [], counts: { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 } }),
-    ),
-  );
-  const validating = await taskUntil(draftId, (t) => t.status !== "PREPARING");
+  const validating = await finishPrepare(draftId, preparing.prepareJobId!);
   expect(validating.status).toBe("VALIDATING");
-  await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: base })));
-  await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: solution })));
-  return taskUntil(draftId, (t) => t.status !== "VALIDATING");
+  return finishValidation(validating, { tests: base }, { tests: solution });
 }
 
 const publish = (token: string, draftId: string) => call("/api/v1/tasks", { method: "POST", token, body: { draft_id: draftId } });

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
-import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
-import { importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
+import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { finishPrepare, finishValidation, importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 import { notified } from "../support/worker/notifications";
 
 const ORG = "org-import";
@@ -69,14 +69,6 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     return { token, task };
   }
 
-  async function finishPrepare(taskId: string, prepareJobId: string, overrides = {}) {
-    const res = await postCallback(
-      JSON.stringify(callbackFor(prepareJobId, { kind: "prepare", tests: [], counts: { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 }, ...overrides })),
-    );
-    expect(res.status).toBe(200);
-    return taskUntil(taskId, (t) => t.status !== "PREPARING");
-  }
-
   const test = (name: string, status: "passed" | "failed") => ({
     name,
     classname: "slugify",
@@ -115,11 +107,11 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     expect(await specOf(validating.solutionRunJobId!)).toMatchObject({ patches: [testPatch, solutionPatch], schedule });
 
     const existing = test("keeps words", "passed");
-    await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: [existing, test("cuts at maxLength", "failed")] })));
-    await postCallback(
-      JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [existing, test("cuts at maxLength", "passed")] })),
+    const ready = await finishValidation(
+      validating,
+      { tests: [existing, test("cuts at maxLength", "failed")] },
+      { tests: [existing, test("cuts at maxLength", "passed")] },
     );
-    const ready = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
     expect(ready).toMatchObject({
       status: "READY",
       failToPass: ["test/slugify.test.js::slugify::cuts at maxLength"],
@@ -139,9 +131,11 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
   it("a test that goes from pass to fail makes the task FAILED naming it", async () => {
     const { token, task } = await importedAndPrepared("assay-demo/slugify-js", 1);
     const validating = await finishPrepare(task.id, task.prepareJobId!);
-    await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: [test("old", "passed"), test("new", "failed")] })));
-    await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [test("old", "failed"), test("new", "passed")] })));
-    const failed = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
+    const failed = await finishValidation(
+      validating,
+      { tests: [test("old", "passed"), test("new", "failed")] },
+      { tests: [test("old", "failed"), test("new", "passed")] },
+    );
     expect(failed.status).toBe("FAILED");
     expect(failed.failureReason).toContain("test/slugify.test.js::slugify::old");
     await notified(token, "task.import_finished", { task_id: task.id, status: "FAILED" });
@@ -150,9 +144,7 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
   it("tests that do not load at base count as absent there", async () => {
     const { task } = await importedAndPrepared("assay-demo/slugify-js", 1);
     const validating = await finishPrepare(task.id, task.prepareJobId!);
-    await postCallback(JSON.stringify(callbackFor(validating.baseRunJobId!, { status: "FAILED", reason: "no report", tests: [] })));
-    await postCallback(JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [test("new", "passed")] })));
-    const ready = await taskUntil(task.id, (t) => t.status !== "VALIDATING");
+    const ready = await finishValidation(validating, { status: "FAILED", reason: "no report", tests: [] }, { tests: [test("new", "passed")] });
     expect(ready).toMatchObject({ status: "READY", failToPass: ["test/slugify.test.js::slugify::new"], passToPass: [] });
   });
 

@@ -5,8 +5,8 @@ import { taskKeys } from "../../src/domain/tasks";
 import { TEMPLATE_SOURCE_HOST } from "../../src/domain/templates";
 import { TEMPLATES, type CatalogueTemplate } from "../../src/services/templates/catalogue";
 import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
-import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
-import { insertReadyTask, interviewerOf, taskUntil } from "../support/worker/tasks";
+import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { finishPrepare, finishValidation, insertReadyTask, interviewerOf, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-templates";
 
@@ -176,27 +176,16 @@ function resultOf(id: string, status: TestResult["status"]) {
 }
 
 async function playValidation(template: CatalogueTemplate, taskId: string, prepareJobId: string) {
-  const prepared = await postCallback(
-    JSON.stringify(
-      callbackFor(prepareJobId, {
-        kind: "prepare",
-        tests: [],
-        counts: { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 },
-        framework: template.test_framework === "pytest" ? "pytest" : "node-test",
-        command: template.test_framework === "pytest" ? ["python3", "-m", "pytest"] : ["node", "--test"],
-      }),
-    ),
-  );
-  expect(prepared.status).toBe(200);
-  const validating = await taskUntil(taskId, (t) => t.status !== "PREPARING");
+  const validating = await finishPrepare(taskId, prepareJobId, {
+    framework: template.test_framework === "pytest" ? "pytest" : "node-test",
+    command: template.test_framework === "pytest" ? ["python3", "-m", "pytest"] : ["node", "--test"],
+  });
   const kept = template.pass_to_pass.map((id) => resultOf(id, "passed"));
-  await postCallback(
-    JSON.stringify(callbackFor(validating.baseRunJobId!, { tests: [...kept, ...template.fail_to_pass.map((id) => resultOf(id, "failed"))] })),
+  return finishValidation(
+    validating,
+    { tests: [...kept, ...template.fail_to_pass.map((id) => resultOf(id, "failed"))] },
+    { tests: [...kept, ...template.fail_to_pass.map((id) => resultOf(id, "passed"))] },
   );
-  await postCallback(
-    JSON.stringify(callbackFor(validating.solutionRunJobId!, { tests: [...kept, ...template.fail_to_pass.map((id) => resultOf(id, "passed"))] })),
-  );
-  return taskUntil(taskId, (t) => t.status !== "VALIDATING");
 }
 
 describe("POST /public/tasks: the copy goes through the import pipeline (real queue, D1 and R2)", () => {

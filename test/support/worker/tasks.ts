@@ -3,7 +3,10 @@ import { inject } from "vitest";
 import { database } from "../../../src/db/client";
 import { tasks } from "../../../src/db/schema";
 import { findTask, type TaskRow } from "../../../src/db/tasks";
+import { expect } from "vitest";
+import type { RunnerCallback } from "../../../src/domain/runner-callback";
 import { call, eventually, sessionToken, uniqueSubject } from "./client";
+import { callbackFor, postCallback } from "./runner-callbacks";
 
 /** A pull request URL on the dev repo host that the integration suite starts. */
 export function prUrl(repo: string, number: number): string {
@@ -28,6 +31,22 @@ export async function taskUntil(taskId: string, done: (t: TaskRow) => boolean, t
     const task = await findTask(database(env.DB), taskId);
     return task && done(task) ? task : undefined;
   }, timeoutMs);
+}
+
+/** Plays the runner's answer to a task's prepare job; the task once past PREPARING. */
+export async function finishPrepare(taskId: string, prepareJobId: string, overrides: Partial<RunnerCallback> = {}): Promise<TaskRow> {
+  const res = await postCallback(
+    JSON.stringify(callbackFor(prepareJobId, { kind: "prepare", tests: [], counts: { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 }, ...overrides })),
+  );
+  expect(res.status).toBe(200);
+  return taskUntil(taskId, (t) => t.status !== "PREPARING");
+}
+
+/** Plays the runner's answers to both validation runs of a VALIDATING task; the task once past VALIDATING. */
+export async function finishValidation(task: TaskRow, base: Partial<RunnerCallback>, solution: Partial<RunnerCallback>): Promise<TaskRow> {
+  await postCallback(JSON.stringify(callbackFor(task.baseRunJobId!, base)));
+  await postCallback(JSON.stringify(callbackFor(task.solutionRunJobId!, solution)));
+  return taskUntil(task.id, (t) => t.status !== "VALIDATING");
 }
 
 /** A READY task row as the import pipeline leaves it, for tests of what comes after import (the one task seeder). */
