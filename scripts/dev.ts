@@ -1,22 +1,33 @@
-// The local stack of `npm start`: the Worker (wrangler dev), the sandbox runner, the dev
-// repo host and the dev mail sink, with prefixed logs. Stops everything when one part exits or on Ctrl-C.
+// The local stack of `npm start`: the Worker (wrangler dev), the sandbox runner (RUNNERS=N: a
+// fleet of N behind one address), the dev repo host and the dev mail sink, with prefixed logs.
+// Stops everything when one part exits or on Ctrl-C; in a fleet, a runner that exits is only
+// taken out of rotation, as a load balancer would.
 import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { defaultWorkDir } from "../sandbox-runner/src/config";
 import { readDevVars } from "./lib/dev-vars";
 import { DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
+import { type Backend, startBalancer } from "./lib/runner-balancer";
+import { freePort } from "./lib/stack";
 
 const host = "127.0.0.1";
 const port = Number(process.env.PORT ?? 8787);
 const runnerPort = Number(process.env.RUNNER_PORT ?? 8788);
 const repohostPort = Number(process.env.DEV_REPOHOST_PORT ?? 8790);
 const mailPort = Number(process.env.DEV_MAIL_PORT ?? 8791);
+const runners = Number(process.env.RUNNERS ?? 1);
+if (!Number.isInteger(runners) || runners < 1 || runners > 16) {
+  console.error(`[dev] RUNNERS must be a whole number from 1 to 16, not ${process.env.RUNNERS}`);
+  process.exit(2);
+}
 const apiUrl = `http://${host}:${port}`;
 const vars = readDevVars(DEV_VARS);
 
 const children: ChildProcess[] = [];
 let stopping = false;
 
-function start(name: string, cmd: string, args: string[], env: Record<string, string> = {}): void {
+function start(name: string, cmd: string, args: string[], env: Record<string, string> = {}, essential = true): ChildProcess {
   const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, detached: true });
   children.push(child);
   for (const stream of [child.stdout, child.stderr]) {
@@ -24,9 +35,11 @@ function start(name: string, cmd: string, args: string[], env: Record<string, st
   }
   child.on("exit", (code, signal) => {
     if (stopping) return;
+    if (!essential) return console.error(`[dev] ${name} exited (${signal ?? code}); the other runners carry on`);
     console.error(`[dev] ${name} exited (${signal ?? code}); stopping the stack`);
     stop(1);
   });
+  return child;
 }
 
 function stop(code: number): void {
@@ -51,11 +64,22 @@ process.on("SIGTERM", () => stop(0));
 start("repohost", "tsx", ["scripts/dev-repohost/main.ts"], { DEV_REPOHOST_PORT: String(repohostPort) });
 // Writes the Worker's outbox e-mails to DEV_MAIL_OUTBOX (.dev/outbox by default).
 start("mail", "tsx", ["scripts/dev-mail/main.ts"], { DEV_MAIL_PORT: String(mailPort) });
-start("runner", "tsx", ["sandbox-runner/src/main.ts"], {
-  RUNNER_HOST: host,
-  RUNNER_PORT: String(runnerPort),
-  RUNNER_SECRET: vars.RUNNER_SECRET ?? "",
-});
+const runnerEnv = { RUNNER_HOST: host, RUNNER_SECRET: vars.RUNNER_SECRET ?? "" };
+if (runners === 1) {
+  start("runner", "tsx", ["sandbox-runner/src/main.ts"], { ...runnerEnv, RUNNER_PORT: String(runnerPort) });
+} else {
+  // Each runner has its own port, work dir (cache, job state) and sandbox uids; none shares local state.
+  const workBase = process.env.RUNNER_WORK_DIR ?? defaultWorkDir;
+  const fleet: (Backend & { child: ChildProcess })[] = [];
+  for (let i = 1; i <= runners; i++) {
+    const port = await freePort();
+    const name = `runner-${i}`;
+    const child = start(name, "tsx", ["sandbox-runner/src/main.ts"], { ...runnerEnv, RUNNER_PORT: String(port), RUNNER_WORK_DIR: join(workBase, name) }, false);
+    fleet.push({ name, url: `http://${host}:${port}`, pid: child.pid, child });
+  }
+  const alive = () => fleet.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+  await startBalancer(host, runnerPort, alive);
+}
 start("api", "wrangler", [
   "dev",
   "--ip", host,
@@ -71,6 +95,7 @@ start("api", "wrangler", [
   ...(process.env.TASK_IMPORT_RETRY_BASE_SECONDS
     ? ["--var", `TASK_IMPORT_RETRY_BASE_SECONDS:${process.env.TASK_IMPORT_RETRY_BASE_SECONDS}`]
     : []),
+  ...(process.env.RUNNER_LEASE_SECONDS ? ["--var", `RUNNER_LEASE_SECONDS:${process.env.RUNNER_LEASE_SECONDS}`] : []),
 ]);
 
 async function waitForHealth(): Promise<void> {
@@ -91,7 +116,7 @@ console.log(
   [
     "",
     `Assay is up:  API ${apiUrl}   docs ${apiUrl}/api/v1/docs   redoc ${apiUrl}/api/v1/redoc`,
-    `              runner http://${host}:${runnerPort}   repo host http://${host}:${repohostPort}`,
+    `              runner http://${host}:${runnerPort}${runners > 1 ? ` (${runners} runners)` : ""}   repo host http://${host}:${repohostPort}`,
     `              mail sink http://${host}:${mailPort} (e-mails in ${process.env.DEV_MAIL_OUTBOX ?? ".dev/outbox"})`,
     "Token:        npm run --silent token -- --sub me --email me@example.com --role interviewer --org acme",
     "",

@@ -10,7 +10,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
  * Outside the checkout, which may sit where the sandbox users cannot enter (under /root, or
  * in a 0700 temp dir); one per checkout so two clones never share job state.
  */
-const defaultWorkDir = join("/var/tmp/assay-runner", createHash("sha256").update(repoRoot).digest("hex").slice(0, 12));
+export const defaultWorkDir = join("/var/tmp/assay-runner", createHash("sha256").update(repoRoot).digest("hex").slice(0, 12));
 
 const flag = z
   .enum(["0", "1", "true", "false", ""])
@@ -23,6 +23,8 @@ const envSchema = z.object({
   RUNNER_SECRET: z.string().min(16, "RUNNER_SECRET must be at least 16 characters"),
   RUNNER_WORK_DIR: z.string().min(1).default(defaultWorkDir),
   RUNNER_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(2),
+  RUNNER_BACKLOG: z.coerce.number().int().min(0).max(256).optional(),
+  RUNNER_DRAIN_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   RUNNER_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(2 * 1024 ** 3),
   RUNNER_UNSAFE_NO_SANDBOX: flag,
   RUNNER_NPM_REGISTRY: z.url().default("https://registry.npmjs.org/"),
@@ -38,6 +40,13 @@ export interface RunnerConfig {
   secret: string;
   workDir: string;
   poolSize: number;
+  /**
+   * Jobs taken beyond the free slots, waiting in the pool (docs/runner-protocol.md,
+   * "Backpressure"); past it the runner answers "full" and the Worker's queue keeps the job.
+   */
+  backlog: number;
+  /** On shutdown, how long running jobs may finish before they are stopped and handed back. */
+  drainMs: number;
   cacheMaxBytes: number;
   unsafeNoSandbox: boolean;
   npmRegistry: string;
@@ -74,6 +83,8 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
     port: 8788,
     workDir: defaultWorkDir,
     poolSize: 2,
+    backlog: input.poolSize ?? 2,
+    drainMs: 60_000,
     cacheMaxBytes: 2 * 1024 ** 3,
     unsafeNoSandbox: false,
     npmRegistry: "https://registry.npmjs.org/",
@@ -104,6 +115,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     secret: e.RUNNER_SECRET,
     workDir: resolve(e.RUNNER_WORK_DIR),
     poolSize: e.RUNNER_POOL_SIZE,
+    backlog: e.RUNNER_BACKLOG ?? e.RUNNER_POOL_SIZE,
+    drainMs: e.RUNNER_DRAIN_SECONDS * 1000,
     cacheMaxBytes: e.RUNNER_CACHE_MAX_BYTES,
     unsafeNoSandbox: e.RUNNER_UNSAFE_NO_SANDBOX,
     npmRegistry: e.RUNNER_NPM_REGISTRY,

@@ -19,19 +19,30 @@ export class JobRegistry<Final extends string = JobStatus> {
     private readonly memoryMs: number,
   ) {}
 
+  /**
+   * Loads the ids of the last hour. One still queued or running died with the previous
+   * process: it is forgotten, so that when the Worker offers it again (its lease ran out)
+   * it runs rather than being answered as already running.
+   */
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const cutoff = Date.now() - this.memoryMs;
     for (const name of await readdir(this.dir)) {
       const path = join(this.dir, name);
       const info = await stat(path).catch(() => null);
-      if (!info || info.mtimeMs < cutoff) {
+      const state = info && info.mtimeMs >= cutoff ? ((await readFile(path, "utf8").catch(() => "ERROR")) as Tracked<Final>) : null;
+      if (state === null || state === "queued" || state === "running") {
         await rm(path, { force: true });
         continue;
       }
-      const state = (await readFile(path, "utf8").catch(() => "ERROR")) as Tracked<Final>;
-      this.states.set(name.replace(/\.state$/, ""), { state, at: info.mtimeMs });
+      this.states.set(name.replace(/\.state$/, ""), { state, at: info!.mtimeMs });
     }
+  }
+
+  /** Forgets an id whose job this runner gave up unfinished, so that a new offer of it runs. */
+  async forget(jobId: string): Promise<void> {
+    this.states.delete(jobId);
+    await rm(join(this.dir, `${jobId}.state`), { force: true });
   }
 
   get(jobId: string): Tracked<Final> | null {

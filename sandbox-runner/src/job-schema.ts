@@ -85,6 +85,11 @@ export const jobSchema = z
     schedule: scheduleSchema,
     uploads: z.strictObject({ junit: httpUrl, log: httpUrl, environment: httpUrl.optional() }),
     callback_url: httpUrl,
+    /**
+     * Where the runner renews its hold on the job, and how often (docs/runner-protocol.md,
+     * "Leases"). Without it the job is never handed back: a shutdown reports it ERROR.
+     */
+    lease: z.strictObject({ url: httpUrl, interval_ms: z.number().int().min(200).max(600_000) }).nullable().default(null),
   })
   .superRefine((job, ctx) => {
     if (job.test.canaries && !job.test.files?.length) {

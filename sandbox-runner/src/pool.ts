@@ -60,6 +60,26 @@ export class SlotPool {
     return this.waiters.length;
   }
 
+  /**
+   * Whether a job may join the pool now, to run or to wait in a backlog of `backlog` places
+   * (docs/runner-protocol.md, "Backpressure"). Of the capacity + backlog places, the last is
+   * kept for another kind of job and another organization: interactive runs never take it,
+   * so a scoring job is always taken; one organization never takes it, so another's job is
+   * always taken and, holding fewer slots, starts next. One attempt's interactive runs hold
+   * at most their share of slots here; more wait in the Worker's queue.
+   */
+  admits(share: Share, backlog: number): boolean {
+    const admitted = [...this.holders.values(), ...this.waiters.map((w) => w.share)];
+    const places = this.capacity + backlog;
+    if (admitted.length >= places) return false;
+    const kept = places >= 2 ? 1 : 0;
+    const count = (match: (s: Share) => boolean) => admitted.filter(match).length;
+    if (share.orgId !== null && count((s) => s.orgId === share.orgId) >= places - kept) return false;
+    if (share.priority !== "interactive") return true;
+    if (count((s) => s.priority === "interactive") >= places - kept) return false;
+    return share.attemptId === null || count((s) => s.priority === "interactive" && s.attemptId === share.attemptId) < this.rules.perAttempt;
+  }
+
   /** Aborting `signal` withdraws a caller still waiting (the promise rejects); a slot already handed out stays the caller's. */
   acquire(share: Share, signal?: AbortSignal): Promise<number> {
     return new Promise((resolve, reject) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -8,6 +9,7 @@ import type { Execution } from "./execution-schema";
 import { type ExecutionOutcome, ExecutionSession } from "./execution-session";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
 import { JobRegistry, type JobState } from "./job-registry";
+import { LeaseKeeper } from "./leases";
 import type { Callback, Job } from "./job-schema";
 import type { Logger } from "./log";
 import { SlotPool } from "./pool";
@@ -19,7 +21,9 @@ import { postSigned } from "./transfer";
 
 export interface Health {
   status: "ok" | "degraded" | "shutting_down";
-  pool: { running: number; queued: number; capacity: number };
+  /** This process: a restarted runner is a new one, holding none of the old one's jobs. */
+  runner_id: string;
+  pool: { running: number; queued: number; capacity: number; backlog: number };
   cache: CacheStats;
   sandbox: {
     isolation: "bubblewrap" | "none (unsafe dev mode)" | "unavailable";
@@ -29,11 +33,16 @@ export interface Health {
   };
 }
 
-export type Submission = { status: 202; state: "accepted" } | { status: 200; state: JobState } | { status: 503 };
+/** 503: not now, come back in `retryAfterSeconds` (full, or draining for shutdown); not a failure. */
+export type Busy = { status: 503; reason: "full" | "shutting_down"; retryAfterSeconds: number };
+export type Submission = { status: 202; state: "accepted" } | { status: 200; state: JobState } | Busy;
 /** 200: the id was taken before, and nothing starts again. */
-export type ExecutionSubmission = { status: 202 | 200 | 503 };
+export type ExecutionSubmission = { status: 202 | 200 } | Busy;
 
 export const QUEUED_SHUTDOWN_REASON = "runner shutting down: the job was still queued and never started";
+
+/** Offered again by the Worker's queue after this long; another runner may well have room now. */
+const FULL_RETRY_AFTER_SECONDS = 1;
 
 /**
  * Accepts jobs, runs them in a bounded pool and reports every one of them exactly once; runs
@@ -51,6 +60,9 @@ export class RunnerService {
   private context: ExecutionContext | null = null;
   private closing = false;
   private uidLease: UidLease | null = null;
+  /** Jobs stopped because they are no longer this runner's, or handed back while draining: no result is sent. */
+  private readonly unfinished = new Map<string, "lost" | "handed_back">();
+  private readonly leases: LeaseKeeper;
 
   constructor(
     private readonly config: RunnerConfig,
@@ -60,6 +72,11 @@ export class RunnerService {
     this.registry = new JobRegistry(join(config.workDir, "state"), config.jobMemoryMs);
     this.executionIds = new JobRegistry(join(config.workDir, "execution-state"), config.jobMemoryMs);
     this.cache = new ArtifactCache(join(config.workDir, "cache"), config.cacheMaxBytes, config.maxDownloadBytes, log);
+    this.leases = new LeaseKeeper(`rnr_${randomUUID().replaceAll("-", "")}`, config.secret, config.callbackRetry, log, (ids) => this.lost(ids));
+  }
+
+  get runnerId(): string {
+    return this.leases.runnerId;
   }
 
   async init(): Promise<void> {
@@ -119,19 +136,35 @@ export class RunnerService {
     const isolation = ctx?.sandboxProblem ? "unavailable" : ctx?.sandbox.unsafe ? "none (unsafe dev mode)" : "bubblewrap";
     return {
       status: this.closing ? "shutting_down" : isolation === "bubblewrap" ? "ok" : "degraded",
-      pool: { running: this.pool.running, queued: this.pool.queued, capacity: this.pool.capacity },
+      runner_id: this.runnerId,
+      pool: { running: this.pool.running, queued: this.pool.queued, capacity: this.pool.capacity, backlog: this.config.backlog },
       cache: this.cache.stats(),
       sandbox: { isolation, problem: ctx?.sandboxProblem ?? null, limits: this.cgroups ? `cgroup ${this.cgroups.version}` : "rlimits" },
     };
   }
 
+  /**
+   * Takes a job when it has room for it (docs/runner-protocol.md, "Backpressure"): a free
+   * slot or a backlog place the pool's shares allow. Otherwise it is "full", and the Worker's
+   * queue keeps the job. A job id seen before is answered with its state, whatever the load.
+   */
   async submit(job: Job): Promise<Submission> {
-    if (this.closing) return { status: 503 };
+    const known = this.registry.get(job.job_id);
+    if (known) {
+      this.log("job_replayed", { job_id: job.job_id });
+      return { status: 200, state: known };
+    }
+    if (this.closing) return { status: 503, reason: "shutting_down", retryAfterSeconds: FULL_RETRY_AFTER_SECONDS };
+    const { priority, attempt_id: attemptId, org_id: orgId } = job.schedule;
+    if (!this.pool.admits({ priority, attemptId, orgId }, this.config.backlog)) {
+      this.log("job_full", { job_id: job.job_id, priority, queued: this.pool.queued, running: this.pool.running });
+      return { status: 503, reason: "full", retryAfterSeconds: FULL_RETRY_AFTER_SECONDS };
+    }
     if (!(await this.registry.claim(job.job_id))) {
       this.log("job_replayed", { job_id: job.job_id });
       return { status: 200, state: this.registry.get(job.job_id) ?? "queued" };
     }
-    this.log("job_accepted", { job_id: job.job_id, kind: job.kind, priority: job.schedule.priority, queued: this.pool.queued, running: this.pool.running });
+    this.log("job_accepted", { job_id: job.job_id, kind: job.kind, priority, queued: this.pool.queued, running: this.pool.running });
     const task = this.process(job, performance.now()).finally(() => this.inflight.delete(task));
     this.inflight.add(task);
     return { status: 202, state: "accepted" };
@@ -143,7 +176,7 @@ export class RunnerService {
    */
   async startExecution(execution: Execution): Promise<ExecutionSubmission> {
     const id = execution.execution_id;
-    if (this.closing) return { status: 503 };
+    if (this.closing) return { status: 503, reason: "shutting_down", retryAfterSeconds: FULL_RETRY_AFTER_SECONDS };
     if (!(await this.executionIds.claim(id))) {
       this.log("execution_replayed", { execution_id: id });
       return { status: 200 };
@@ -170,31 +203,54 @@ export class RunnerService {
   }
 
   /**
-   * Stops intake, reports queued and running jobs as ERROR, and waits for their callbacks;
-   * ends live executions and waits until their exits are sent.
+   * Drains: stops intake; hands back the jobs still waiting for a slot; lets running jobs
+   * finish for up to `drainMs`, then stops them and hands them back too. A job without a
+   * lease (its Worker cannot take it back) is reported ERROR instead. Ends live executions
+   * and waits until their exits are sent.
    */
   async shutdown(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    this.log("runner_stopping", { running: this.pool.running, queued: this.pool.queued });
+    this.log("runner_stopping", { running: this.pool.running, queued: this.pool.queued, drain_ms: this.config.drainMs });
     // Before the waiting slots are refused, so a queued execution knows why it never started.
     for (const session of this.sessions) session.shutdown();
     this.pool.rejectWaiting(new Error(QUEUED_SHUTDOWN_REASON));
-    for (const controller of this.aborts.values()) controller.abort();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.config.drainMs)));
+    await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
+    clearTimeout(timer);
+    for (const [jobId, controller] of this.aborts) {
+      if (!this.unfinished.has(jobId)) this.unfinished.set(jobId, "handed_back");
+      controller.abort();
+    }
     await Promise.allSettled([...this.inflight]);
+    this.leases.stop();
     await this.cgroups?.close();
     this.uidLease?.release();
     this.log("runner_stopped");
   }
 
+  /** Jobs the Worker says are no longer this runner's: stopped, and their results not sent. */
+  private lost(jobIds: string[]): void {
+    for (const jobId of jobIds) {
+      const controller = this.aborts.get(jobId);
+      if (!controller || this.unfinished.has(jobId)) continue;
+      this.log("job_lost", { job_id: jobId });
+      this.unfinished.set(jobId, "lost");
+      controller.abort();
+    }
+  }
+
   private async process(job: Job, acceptedAt: number): Promise<void> {
     const controller = new AbortController();
     this.aborts.set(job.job_id, controller);
+    if (job.lease) this.leases.hold(job.job_id, job.lease);
     let callback: Callback;
     const { priority, attempt_id: attemptId, org_id: orgId } = job.schedule;
-    const slot = await this.pool.acquire({ priority, attemptId, orgId }).catch(() => null);
+    const slot = await this.pool.acquire({ priority, attemptId, orgId }, controller.signal).catch(() => null);
     try {
       if (slot === null || this.closing) {
+        if (job.lease && !this.unfinished.has(job.job_id)) this.unfinished.set(job.job_id, "handed_back");
         callback = emptyCallback(job);
         callback.reason = slot === null ? QUEUED_SHUTDOWN_REASON : SHUTDOWN_REASON;
         callback.timings.queued_ms = callback.timings.total_ms = Math.round(performance.now() - acceptedAt);
@@ -207,6 +263,15 @@ export class RunnerService {
       if (slot !== null) this.pool.release(slot);
       this.aborts.delete(job.job_id);
     }
+    const unfinished = this.unfinished.get(job.job_id);
+    this.unfinished.delete(job.job_id);
+    if (unfinished && job.lease) {
+      // Another runner takes it over; were it offered here again, it must run.
+      await this.registry.forget(job.job_id);
+      if (unfinished === "handed_back") await this.leases.release(job.job_id, callback.reason ?? SHUTDOWN_REASON);
+      else this.leases.drop(job.job_id);
+      return;
+    }
     await this.registry.set(job.job_id, callback.status);
     this.log("job_finished", {
       job_id: job.job_id,
@@ -218,6 +283,7 @@ export class RunnerService {
       timings: callback.timings,
     });
     const delivered = await postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id });
+    this.leases.drop(job.job_id);
     if (delivered) this.log("callback_delivered", { job_id: job.job_id, status: callback.status });
   }
 }

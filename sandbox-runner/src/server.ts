@@ -5,14 +5,14 @@ import { defaultConfig, type RunnerConfigInput } from "./config";
 import { executionSchema } from "./execution-schema";
 import { jobSchema } from "./job-schema";
 import { createLogger } from "./log";
-import { RunnerService } from "./runner-service";
+import { type Busy, RunnerService } from "./runner-service";
 import { BodyVerifier, checkHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signing";
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
 export interface RunningRunner {
   url: string;
-  /** Graceful: stops intake, reports unfinished jobs as ERROR, then closes the listener. */
+  /** Graceful: stops intake, drains (hands back or reports what it cannot finish), then closes the listener. */
   close(): Promise<void>;
   health(): ReturnType<RunnerService["health"]>;
 }
@@ -48,15 +48,15 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
     const job = validate(jobSchema, json, res);
     if (!job) return;
     const outcome = await service.submit(job);
-    if (outcome.status === 503) return send(res, 503, { detail: "runner is shutting down" });
-    return send(res, outcome.status, { job_id: job.job_id, status: outcome.state });
+    if (outcome.status === 503) return busy(res, outcome);
+    return send(res, outcome.status, { job_id: job.job_id, status: outcome.state, runner_id: service.runnerId });
   }
 
   async function submitExecution(res: ServerResponse, json: unknown): Promise<void> {
     const execution = validate(executionSchema, json, res);
     if (!execution) return;
     const outcome = await service.startExecution(execution);
-    if (outcome.status === 503) return send(res, 503, { detail: "runner is shutting down" });
+    if (outcome.status === 503) return busy(res, outcome);
     return send(res, outcome.status, { execution_id: execution.execution_id, status: "accepted" });
   }
 
@@ -122,6 +122,12 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
   };
 }
 
+/** "Not now": the Worker's queue offers the job again after `Retry-After`, to this runner or another. */
+function busy(res: ServerResponse, outcome: Busy): void {
+  const detail = outcome.reason === "full" ? "runner is full" : "runner is shutting down";
+  send(res, 503, { detail, reason: outcome.reason }, false, { "retry-after": String(outcome.retryAfterSeconds) });
+}
+
 /** The parsed body, or null once the 422 is answered. */
 function validate<S extends z.ZodType>(schema: S, json: unknown, res: ServerResponse): z.output<S> | null {
   const parsed = schema.safeParse(json);
@@ -150,8 +156,8 @@ async function readBody(req: IncomingMessage, verifier: BodyVerifier, signature:
   return Buffer.concat(chunks);
 }
 
-function send(res: ServerResponse, status: number, body: unknown, close = false): void {
+function send(res: ServerResponse, status: number, body: unknown, close = false, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...(close && { connection: "close" }) });
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...(close && { connection: "close" }), ...headers });
   res.end(text);
 }

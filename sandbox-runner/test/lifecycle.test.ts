@@ -98,7 +98,7 @@ it("shutdown reports the running and the queued job as ERROR and leaves nothing 
   expect((await h.submit(running)).status).toBe(202);
   expect((await h.submit(queued)).status).toBe(202);
   await h.waitForLog((e) => e.event === "job_started" && e.job_id === running.job_id);
-  expect(h.runner.health().pool).toEqual({ running: 1, queued: 1, capacity: 1 });
+  expect(h.runner.health().pool).toMatchObject({ running: 1, queued: 1, capacity: 1 });
   const callbacks = Promise.all([h.worker.callback(running.job_id), h.worker.callback(queued.job_id)]);
   await h.runner.close();
   const [a, b] = await callbacks;

@@ -99,3 +99,42 @@ describe("runner pool: priority and fair share", () => {
     await expect(h.pool.acquire(run("att_4"), withdrawn.signal)).rejects.toThrow("withdrawn");
   });
 });
+
+describe("runner pool: admission (backpressure)", () => {
+  it("takes jobs up to capacity + backlog, then is full", () => {
+    const pool = new SlotPool(2);
+    const shares = [scoring("a1"), validation("org_b"), scoring("a3", "org_c"), validation("org_d")];
+    for (const share of shares) {
+      expect(pool.admits(share, 2)).toBe(true);
+      void pool.acquire(share);
+    }
+    expect(pool.admits(scoring("a5", "org_e"), 2)).toBe(false);
+    expect({ running: pool.running, queued: pool.queued }).toEqual({ running: 2, queued: 2 });
+  });
+
+  it("interactive runs leave the last place to a scoring job; one organization leaves it to another", () => {
+    const pool = new SlotPool(2);
+    for (let i = 0; i < 3; i++) {
+      expect(pool.admits(run(`att_${i}`), 2)).toBe(true);
+      void pool.acquire(run(`att_${i}`));
+    }
+    expect(pool.admits(run("att_9", "org_b"), 2)).toBe(false);
+    expect(pool.admits(validation("org_a"), 2)).toBe(false);
+    expect(pool.admits(scoring("att_8", "org_b"), 2)).toBe(true);
+  });
+
+  it("one attempt's runs beyond its share wait outside the runner", () => {
+    const pool = new SlotPool(4);
+    void pool.acquire(run("att_busy"));
+    expect(pool.admits(run("att_busy"), 4)).toBe(false);
+    expect(pool.admits(run("att_other"), 4)).toBe(true);
+    expect(pool.admits(scoring("att_busy"), 4)).toBe(true);
+  });
+
+  it("a pool of one with no backlog takes one job of any kind", () => {
+    const pool = new SlotPool(1);
+    expect(pool.admits(run("att_1"), 0)).toBe(true);
+    void pool.acquire(run("att_1"));
+    expect(pool.admits(scoring("att_2", "org_b"), 0)).toBe(false);
+  });
+});

@@ -59,7 +59,7 @@ describe("job intake", () => {
     expect(again.body).toMatchObject({ job_id: job.job_id });
     const cb = await h.worker.callback(job.job_id as string);
     const after = await h.submit({ ...job, test: { framework: "pytest", command: null, coverage: false } });
-    expect(after).toEqual({ status: 200, body: { job_id: job.job_id, status: cb.status } });
+    expect(after).toEqual({ status: 200, body: { job_id: job.job_id, status: cb.status, runner_id: h.runner.health().runner_id } });
     const barrier = h.job(jobId("barrier"), passing);
     await h.run(barrier);
     expect(h.worker.callbacks.get(job.job_id as string)).toHaveLength(1);

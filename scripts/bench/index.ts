@@ -8,6 +8,7 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   attempts: () => import("./attempts"),
   runs: () => import("./runs"),
   runner: () => import("./runner"),
+  fleet: () => import("./fleet"),
   telemetry: () => import("./telemetry"),
   analytics: () => import("./analytics"),
   execution: () => import("./execution"),

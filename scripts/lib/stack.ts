@@ -20,6 +20,8 @@ export interface Stack {
   stateDir: string;
   /** The `npm start` process: every process of the stack runs under it. */
   pid: number | undefined;
+  /** Everything the stack has printed so far (its parts' prefixed log lines). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
     repohostRoot: join(stateDir, "repos"),
     stateDir,
     pid: child.pid,
+    output: () => output.join(""),
     async stop() {
       if (alive()) {
         kill("SIGTERM");

@@ -137,6 +137,8 @@ export interface DispatchUrls {
   /** Present for prepare jobs only. */
   environmentUpload: string | null;
   callback: string;
+  /** Where the runner renews the job's lease, and how often. */
+  lease: { url: string; interval_ms: number };
 }
 
 /** The runner's `POST /jobs` body for a job (docs/runner-protocol.md). */
@@ -161,13 +163,15 @@ export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: Dispa
       ...(urls.environmentUpload && { environment: urls.environmentUpload }),
     },
     callback_url: urls.callback,
+    lease: urls.lease,
   };
 }
 
 /**
- * Deliveries of one dispatch message before the job is given up as ERROR. The queue's own
- * `max_retries` (wrangler.toml) is higher, so its dead-letter queue only receives messages
- * whose handling failed for another reason than an unreachable runner.
+ * Failed dispatches (runner unreachable) of one job before it is given up as ERROR, counted
+ * on the job's row: a "full" answer is not a failure, and its new offer is a new message.
+ * The queue's own `max_retries` (wrangler.toml) is higher, so its dead-letter queue only
+ * receives messages whose handling failed for another reason than an unreachable runner.
  */
 export const DISPATCH_ATTEMPTS = 6;
 
@@ -177,12 +181,55 @@ export function dispatchRetryDelaySeconds(attempt: number): number {
 }
 
 /**
- * What a runner answer means for a dispatch: accepted (202 new, 200 seen before), worth
- * retrying (overloaded, shutting down, a proxy in the way), or refused for good (a bad
- * signature or body would be refused again).
+ * What a runner answer means for a dispatch: accepted (202 new, 200 seen before); full (503
+ * with `Retry-After`: no free place now, come back then; not a failed attempt); worth retrying
+ * (unreachable, overloaded without saying when, a proxy in the way); or refused for good (a
+ * bad signature or body would be refused again).
  */
-export function dispatchVerdict(status: number): "accepted" | "retry" | "refused" {
+export function dispatchVerdict(status: number, retryAfter: string | null): "accepted" | "full" | "retry" | "refused" {
   if (status === 200 || status === 202) return "accepted";
+  if (status === 503 && retryAfter !== null && /^\d+$/.test(retryAfter.trim())) return "full";
   if (status >= 500 || status === 408 || status === 429) return "retry";
   return "refused";
+}
+
+/**
+ * Seconds before a job a full fleet turned away is offered again: the runner's `Retry-After`,
+ * doubled for each of the first three earlier "full" answers to the same job (a long backlog
+ * must not become a storm of offers), at most FULL_RETRY_MAX_SECONDS, and spread by `jitter`
+ * (0..1, ±25%) so jobs turned away together do not come back together. The cap is low so a
+ * job that has waited long is not offered more rarely than a new one.
+ */
+export const FULL_RETRY_MAX_SECONDS = 8;
+export function fullRetryDelaySeconds(retryAfterSeconds: number, earlierFullAnswers: number, jitter: number): number {
+  const base = Math.max(1, Math.min(retryAfterSeconds, FULL_RETRY_MAX_SECONDS));
+  const delay = Math.min(FULL_RETRY_MAX_SECONDS, base * 2 ** Math.min(earlierFullAnswers, 3));
+  return Math.max(1, Math.round(delay * (0.75 + jitter / 2)));
+}
+
+/**
+ * Leases (docs/runner-protocol.md, "Leases"): a runner that took a job renews its lease by
+ * heartbeat; a job whose lease ran out goes back to the queue for another runner, at most
+ * MAX_REQUEUES times (a job that keeps losing its runners, such as one that crashes them, then
+ * ends ERROR). The consumer holds a queued job for DISPATCH_CLAIM_SECONDS while it offers it,
+ * longer than its POST's timeout, so two deliveries never offer one job at once.
+ */
+export const DEFAULT_LEASE_SECONDS = 30;
+export const MAX_REQUEUES = 3;
+export const DISPATCH_CLAIM_SECONDS = 45;
+
+/** The lease from the RUNNER_LEASE_SECONDS setting: 2 to 600 s, else the default. */
+export function leaseSeconds(setting: string | undefined): number {
+  const n = Number(setting);
+  return Number.isInteger(n) && n >= 2 && n <= 600 ? n : DEFAULT_LEASE_SECONDS;
+}
+
+/** How often a runner renews: a quarter of the lease, so three heartbeats may be lost before it runs out. */
+export function heartbeatIntervalMs(lease: number): number {
+  return Math.floor((lease * 1000) / 4);
+}
+
+/** An instant `seconds` after `nowMs`, as the ISO text the rows store (so they compare as text). */
+export function isoAfter(nowMs: number, seconds: number): string {
+  return new Date(nowMs + seconds * 1000).toISOString();
 }

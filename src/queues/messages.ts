@@ -6,8 +6,11 @@ import type { TelemetryRecord } from "../domain/telemetry";
  * layer and the consumers here share them, so this file imports nothing above domain/.
  */
 
-/** `runner-jobs`: `dispatch` hands the job to the runner; `notify` runs its owner's job-finished handler. */
-export type RunnerQueueMessage = { type: "dispatch"; job_id: string } | { type: "notify"; job_id: string };
+/**
+ * `runner-jobs`: `dispatch` hands the job to the runner (`full_answers`: how often a full fleet
+ * has turned it away so far); `notify` runs its owner's job-finished handler.
+ */
+export type RunnerQueueMessage = { type: "dispatch"; job_id: string; full_answers?: number } | { type: "notify"; job_id: string };
 
 /** `task-import`: one import step of a task. */
 export interface TaskImportMessage {

@@ -9,7 +9,7 @@ import { jsonContent, jsonResponse, PublicEndpoint, type RouteContext } from "..
 import { ErrorSchema, HttpError } from "../http/errors";
 import { RunnerSignedEndpoint } from "../http/runner-endpoint";
 import { requireUpgrade, socketAnswer } from "../http/sockets";
-import { recordRunnerResult } from "../services/runner/jobs";
+import { recordRunnerResult, renewRunnerLeases } from "../services/runner/jobs";
 import { checkExecutionConnectToken } from "../services/runner/signing";
 import type { RouteTable } from "./table";
 
@@ -45,6 +45,44 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
       throw outcome.refused === "unknown_job" ? HttpError.notFound(outcome.detail) : HttpError.conflict(outcome.detail);
     }
     return { job_id: body.job_id, status: outcome.status, recorded: outcome.recorded };
+  }
+}
+
+const JobIds = z.array(z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a job id")).max(1000);
+
+const LeasesBodySchema = z
+  .object({
+    runner_id: z.string().min(1).max(128).describe("The runner instance, as it answered `POST /jobs` with it"),
+    held: JobIds.describe("Jobs the runner still has, queued, running or reporting: their leases are renewed"),
+    released: JobIds.default([]).describe("Jobs it hands back unfinished (it is draining): offered to another runner at once"),
+  })
+  .meta({ id: "RunnerLeases" });
+
+const LeasesAnswerSchema = z
+  .object({
+    renewed: z.array(z.string()).describe("Held jobs whose leases now run until the next heartbeat is due, and a little more"),
+    lost: z.array(z.string()).describe("Held jobs that are no longer this runner's (finished, given up, or requeued): stop them"),
+  })
+  .meta({ id: "RunnerLeasesRenewed" });
+
+export class PostRunnerLeases extends RunnerSignedEndpoint {
+  schema = {
+    tags: ["internal"],
+    summary: "Internal: a sandbox runner's heartbeat for the jobs it holds",
+    description:
+      "Called only by sandbox runners, signed like the callback (docs/runner-protocol.md, \"Leases\"). Renews the " +
+      "leases of the jobs the runner still holds, hands back the ones it lists as released, and requeues every job " +
+      "whose lease ran out, so a job on a runner that stopped is offered to another.",
+    request: { body: jsonContent(LeasesBodySchema) },
+    responses: {
+      "200": jsonResponse("Leases renewed", LeasesAnswerSchema),
+      "401": jsonResponse("Missing, bad or stale signature; nothing changed", ErrorSchema),
+    },
+  };
+
+  async run({ env }: RouteContext) {
+    const { body } = await this.getValidatedData<typeof this.schema>();
+    return renewRunnerLeases(env, body.runner_id, body.held, body.released);
   }
 }
 
@@ -88,5 +126,6 @@ export class RunnerExecutionSocket extends PublicEndpoint {
 
 export const internalRunnerRoutes: RouteTable = [
   ["POST", "/internal/runner/callback", PostRunnerCallback],
+  ["POST", "/internal/runner/leases", PostRunnerLeases],
   ["GET", "/internal/runner/executions/:execution_id/ws", RunnerExecutionSocket],
 ];

@@ -38,7 +38,7 @@ const postStream = (stream: ReadableStream<Uint8Array>, headers: Record<string, 
 
 async function dispatchedJob() {
   const job = await createJob();
-  await markDispatched(db(), job.id);
+  await markDispatched(db(), job.id, "rnr_test", "2999-01-01T00:00:00.000Z");
   return job;
 }
 

@@ -4,12 +4,14 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
 import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs";
 import { summarizeResult } from "../../src/domain/runner-callback";
-import { DISPATCH_ATTEMPTS, runnerJobKeys } from "../../src/domain/runner-jobs";
+import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys } from "../../src/domain/runner-jobs";
+import { runnerJobs } from "../../src/db/schema";
+import { eq } from "drizzle-orm";
 import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/queues/messages";
 import { enqueueRunnerJob } from "../../src/services/runner/jobs";
 import { artifactStorage } from "../../src/services/storage/storage";
-import { eventually } from "../support/worker/client";
+import { call, eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
 import {
   accepted,
@@ -19,6 +21,7 @@ import {
   fakeRunner,
   notified,
   postCallback,
+  runnerHeaders,
 } from "../support/worker/runner";
 
 const db = () => database(env.DB);
@@ -150,7 +153,7 @@ describe("the runner-jobs consumer", () => {
   it("a redelivered message never re-sends a dispatched or finished job", async () => {
     const fake = runner(accepted);
     const dispatched = await createJob();
-    await markDispatched(db(), dispatched.id);
+    await markDispatched(db(), dispatched.id, "rnr_test", "2999-01-01T00:00:00.000Z");
     const finished = await createJob();
     await finishRunnerJob(db(), finished.id, { status: "FAILED", reason: "no report", result: null });
     for (const { id } of [dispatched, finished]) {
@@ -194,5 +197,149 @@ describe("the runner-jobs consumer", () => {
     expect(dead.explicitAcks).toEqual(["msg-1"]);
     expect((await row(id)).reason).toMatch(/could not be handed to the sandbox runner/);
     await eventually(() => notified.get(id));
+  });
+});
+
+const lease = (seconds: number) => new Date(Date.now() + seconds * 1000).toISOString();
+
+async function heartbeat(body: Record<string, unknown>) {
+  const text = JSON.stringify(body);
+  return call("/api/v1/internal/runner/leases", { method: "POST", rawBody: text, headers: { "content-type": "application/json", ...(await runnerHeaders(text)) } });
+}
+
+describe("a fleet of runners: backpressure, claims and leases", () => {
+  it("a full runner is not a failure: the job is offered again after Retry-After, as a new message, and taken", async () => {
+    let offers = 0;
+    const fake = runner((job) =>
+      ++offers === 1
+        ? Response.json({ detail: "runner is full", reason: "full" }, { status: 503, headers: { "Retry-After": "1" } })
+        : Response.json({ job_id: job.job_id, status: "accepted", runner_id: "rnr_b" }, { status: 202 }),
+    );
+    // Scoring and validation here: a full answer makes this isolate hold back further jobs of
+    // the same priority for a moment, which the other tests' candidate runs must not meet.
+    const { id } = await createJob({ owner: { owner_type: "scoring", owner_id: `att_${crypto.randomUUID()}/hidden` } });
+    const first = await deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
+    expect(first.explicitAcks).toEqual(["msg-1"]);
+    expect(first.retryMessages).toEqual([]);
+    expect(await row(id)).toMatchObject({ status: "queued", dispatchFailures: 0, leaseExpiresAt: null });
+    await eventually(async () => ((await row(id)).status === "dispatched" ? true : undefined));
+    expect(fake.calls).toHaveLength(2);
+    expect(await row(id)).toMatchObject({ runnerId: "rnr_b", attempts: 2, dispatchFailures: 0 });
+    expect(Date.parse((await row(id)).leaseExpiresAt!)).toBeGreaterThan(Date.now());
+  });
+
+  it("while the fleet is full, further jobs of that priority wait longer each time without asking again; none uses up its attempts", async () => {
+    const fake = runner(() => Response.json({ detail: "runner is full" }, { status: 503, headers: { "Retry-After": "2" } }));
+    const send = vi.spyOn(env.RUNNER_JOBS, "send").mockResolvedValue(undefined as never);
+    vi.spyOn(Math, "random").mockReturnValue(0.5);
+    try {
+      const { id } = await createJob({ owner: { owner_type: "task_validation", owner_id: `tsk_${crypto.randomUUID()}/prepare` } });
+      for (const full_answers of [0, 3, 20]) {
+        expect((await deliver("runner-jobs", { type: "dispatch", job_id: id, full_answers }, DISPATCH_ATTEMPTS + 1)).explicitAcks).toHaveLength(1);
+      }
+      expect(send.mock.calls.map(([body, options]) => [body, options])).toEqual([
+        [{ type: "dispatch", job_id: id, full_answers: 1 }, { delaySeconds: 2 }],
+        [{ type: "dispatch", job_id: id, full_answers: 4 }, { delaySeconds: 8 }],
+        [{ type: "dispatch", job_id: id, full_answers: 21 }, { delaySeconds: 8 }],
+      ]);
+      expect(fake.calls).toHaveLength(1);
+      expect(await row(id)).toMatchObject({ status: "queued", dispatchFailures: 0, attempts: 1, leaseExpiresAt: null });
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it("two deliveries of one job at once: only one offers it to the runners", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const fake = runner(async (job) => {
+      await gate;
+      return Response.json({ job_id: job.job_id, status: "accepted", runner_id: "rnr_a" }, { status: 202 });
+    });
+    const { id } = await createJob();
+    const first = deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
+    await eventually(() => (fake.calls.length === 1 ? true : undefined));
+    const second = await deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
+    expect(second.explicitAcks).toEqual(["msg-1"]);
+    release();
+    await first;
+    expect(fake.calls).toHaveLength(1);
+    expect(await row(id)).toMatchObject({ status: "dispatched", runnerId: "rnr_a", attempts: 1 });
+  });
+
+  it("a delivery that throws lets go of the job, so the retry can offer it", async () => {
+    const fake = runner(accepted);
+    const { id, spec } = await createJob();
+    await env.BUCKET.delete(runnerJobKeys(id).spec);
+    expect((await deliver("runner-jobs", { type: "dispatch", job_id: id }, 1)).retryMessages).toHaveLength(1);
+    expect((await row(id)).leaseExpiresAt).toBeNull();
+    await env.BUCKET.put(runnerJobKeys(id).spec, JSON.stringify(spec));
+    expect((await deliver("runner-jobs", { type: "dispatch", job_id: id }, 2)).explicitAcks).toEqual(["msg-2"]);
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it("heartbeats: unsigned is 401 and a malformed body 422; nothing changes", async () => {
+    const { id } = await createJob();
+    await markDispatched(db(), id, "rnr_a", lease(5));
+    const unsigned = await call("/api/v1/internal/runner/leases", { method: "POST", body: { runner_id: "rnr_a", held: [id] } });
+    expect(unsigned.status).toBe(401);
+    const bad = await heartbeat({ runner_id: "rnr_a", held: ["has spaces"] });
+    expect(bad.status).toBe(422);
+    expect((await bad.json()) as unknown).toMatchObject({ detail: [{ loc: ["body", "held", 0] }] });
+    expect(await row(id)).toMatchObject({ status: "dispatched", runnerId: "rnr_a" });
+  });
+
+  it("a heartbeat renews its own runner's jobs; one held elsewhere or finished is lost to it", async () => {
+    runner(accepted);
+    const mine = await createJob();
+    const elsewhere = await createJob();
+    const finished = await createJob();
+    await markDispatched(db(), mine.id, "rnr_a", lease(5));
+    await markDispatched(db(), elsewhere.id, "rnr_b", lease(5));
+    await finishRunnerJob(db(), finished.id, { status: "SUCCEEDED", reason: null, result: null });
+    const res = await heartbeat({ runner_id: "rnr_a", held: [mine.id, elsewhere.id, finished.id] });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ renewed: [mine.id], lost: [elsewhere.id, finished.id] });
+    expect(Date.parse((await row(mine.id)).leaseExpiresAt!)).toBeGreaterThan(Date.now() + 20_000);
+    expect(Date.parse((await row(elsewhere.id)).leaseExpiresAt!)).toBeLessThan(Date.now() + 6_000);
+  });
+
+  it("a job whose runner stopped renewing is requeued by any heartbeat and taken by another runner", async () => {
+    const fake = runner((job) => Response.json({ job_id: job.job_id, status: "accepted", runner_id: "rnr_b" }, { status: 202 }));
+    const { id } = await createJob();
+    await markDispatched(db(), id, "rnr_dead", lease(-1));
+    expect((await heartbeat({ runner_id: "rnr_b", held: [] })).status).toBe(200);
+    await eventually(async () => ((await row(id)).runnerId === "rnr_b" ? true : undefined));
+    expect(await row(id)).toMatchObject({ status: "dispatched", requeues: 1 });
+    expect(fake.calls.map((c) => c.body.job_id)).toEqual([id]);
+  });
+
+  it("a job handed back by a draining runner is offered again at once", async () => {
+    const fake = runner((job) => Response.json({ job_id: job.job_id, status: "accepted", runner_id: "rnr_b" }, { status: 202 }));
+    const { id } = await createJob();
+    await markDispatched(db(), id, "rnr_a", lease(30));
+    expect(await (await heartbeat({ runner_id: "rnr_other", held: [], released: [id] })).json()).toEqual({ renewed: [], lost: [] });
+    expect((await row(id)).runnerId).toBe("rnr_a");
+    await heartbeat({ runner_id: "rnr_a", held: [], released: [id] });
+    await eventually(async () => ((await row(id)).runnerId === "rnr_b" ? true : undefined));
+    expect(fake.calls).toHaveLength(1);
+  });
+
+  it("a job that keeps losing its runner ends ERROR and its owner is told", async () => {
+    const { id } = await createJob();
+    await db().update(runnerJobs).set({ requeues: MAX_REQUEUES }).where(eq(runnerJobs.id, id));
+    await markDispatched(db(), id, "rnr_a", lease(-1));
+    await heartbeat({ runner_id: "rnr_b", held: [] });
+    expect(await row(id)).toMatchObject({ status: "ERROR", reason: expect.stringMatching(/lost its sandbox runner 4 times/) });
+    await eventually(() => notified.get(id));
+  });
+
+  it("the cron sweep requeues lost jobs when no runner sends heartbeats", async () => {
+    const fake = runner((job) => Response.json({ job_id: job.job_id, status: "accepted", runner_id: "rnr_c" }, { status: 202 }));
+    const { id } = await createJob();
+    await markDispatched(db(), id, "rnr_dead", lease(-1));
+    await worker.scheduled({ cron: "* * * * *", scheduledTime: Date.now(), noRetry: () => undefined } as ScheduledController, env);
+    await eventually(async () => ((await row(id)).runnerId === "rnr_c" ? true : undefined));
+    expect(fake.calls).toHaveLength(1);
   });
 });

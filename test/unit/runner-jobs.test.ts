@@ -14,6 +14,12 @@ import {
   runnerJobKeys,
   runnerJobPayload,
   stepOwnerId,
+  DEFAULT_LEASE_SECONDS,
+  FULL_RETRY_MAX_SECONDS,
+  fullRetryDelaySeconds,
+  heartbeatIntervalMs,
+  isoAfter,
+  leaseSeconds,
   type RunnerJobSpec,
 } from "../../src/domain/runner-jobs";
 import { storageKeyProblem } from "../../src/domain/storage-keys";
@@ -25,6 +31,7 @@ const urls = {
   log: "https://api.test/api/v1/storage/l?expires=1&sig=d",
   environmentUpload: "https://api.test/api/v1/storage/u?expires=1&sig=e",
   callback: "https://api.test/api/v1/internal/runner/callback",
+  lease: { url: "https://api.test/api/v1/internal/runner/leases", interval_ms: 7500 },
 };
 const sha = (c: string) => c.repeat(64);
 const owner = { owner_type: "run", owner_id: "run_1" } as const;
@@ -48,6 +55,7 @@ describe("the runner's job body", () => {
       uploads: { junit: urls.junit, log: urls.log, environment: urls.environmentUpload },
       schedule: { priority: "validation", attempt_id: null, org_id: "acme" },
       callback_url: urls.callback,
+      lease: urls.lease,
     });
   });
 
@@ -111,9 +119,34 @@ describe("dispatch policy", () => {
   });
 
   it("reads the runner's answers", () => {
-    expect([202, 200].map(dispatchVerdict)).toEqual(["accepted", "accepted"]);
-    expect([500, 502, 503, 408, 429].map(dispatchVerdict)).toEqual(Array(5).fill("retry"));
-    expect([400, 401, 404, 413, 422].map(dispatchVerdict)).toEqual(Array(5).fill("refused"));
+    const verdict = (status: number) => dispatchVerdict(status, null);
+    expect([202, 200].map(verdict)).toEqual(["accepted", "accepted"]);
+    expect([500, 502, 503, 408, 429].map(verdict)).toEqual(Array(5).fill("retry"));
+    expect([400, 401, 404, 413, 422].map(verdict)).toEqual(Array(5).fill("refused"));
+  });
+
+  it("a 503 with Retry-After is a full runner, not a failure; a malformed Retry-After is not trusted", () => {
+    expect(dispatchVerdict(503, "2")).toBe("full");
+    expect(dispatchVerdict(503, " 10 ")).toBe("full");
+    expect(dispatchVerdict(503, "Wed, 21 Oct 2026 07:28:00 GMT")).toBe("retry");
+    expect(dispatchVerdict(502, "2")).toBe("retry");
+    expect(dispatchVerdict(202, "2")).toBe("accepted");
+  });
+
+  it("a job turned away again and again waits longer each time, capped, spread by jitter", () => {
+    expect([0, 1, 2, 3, 4, 9].map((n) => fullRetryDelaySeconds(1, n, 0.5))).toEqual([1, 2, 4, 8, 8, 8]);
+    expect(fullRetryDelaySeconds(0, 0, 0.5)).toBe(1);
+    expect(fullRetryDelaySeconds(3600, 0, 0.5)).toBe(FULL_RETRY_MAX_SECONDS);
+    expect([fullRetryDelaySeconds(1, 3, 0), fullRetryDelaySeconds(1, 3, 1)]).toEqual([6, 10]);
+    expect(fullRetryDelaySeconds(1, 0, 0)).toBe(1);
+  });
+
+  it("leases: the setting within 2..600 s, else the default; heartbeats four times per lease", () => {
+    expect(leaseSeconds(undefined)).toBe(DEFAULT_LEASE_SECONDS);
+    expect(leaseSeconds("4")).toBe(4);
+    for (const bad of ["1", "601", "2.5", "abc", ""]) expect(leaseSeconds(bad)).toBe(DEFAULT_LEASE_SECONDS);
+    expect(heartbeatIntervalMs(30)).toBe(7500);
+    expect(isoAfter(Date.parse("2026-01-01T00:00:00.000Z"), 30)).toBe("2026-01-01T00:00:30.000Z");
   });
 });
 

@@ -20,7 +20,12 @@ export class FakeWorker {
   /** Answer this many callbacks with 503 before accepting, to exercise retries. */
   failCallbacks = 0;
   callbackAttempts = 0;
+  /** Signed heartbeats and hand-backs received at /leases, in order. */
+  readonly heartbeats: { runner_id: string; held: string[]; released: string[] }[] = [];
+  /** Held jobs the heartbeats' answers call lost (no longer the runner's). */
+  readonly lostJobs = new Set<string>();
   private readonly waiters = new Map<string, Waiter[]>();
+  private readonly releaseWaiters = new Map<string, () => void>();
   private server = createServer((req, res) => void this.handle(req).then(([status, body]) => res.writeHead(status).end(body)));
   url = "";
 
@@ -47,6 +52,17 @@ export class FakeWorker {
     const done = this.callbacks.get(jobId)?.[0];
     if (done) return Promise.resolve(done);
     return new Promise((resolve) => this.waiters.set(jobId, [...(this.waiters.get(jobId) ?? []), { resolve }]));
+  }
+
+  /** The job's lease URL and a heartbeat interval, for a job that can be handed back. */
+  lease(intervalMs = 200): { url: string; interval_ms: number } {
+    return { url: `${this.url}/leases`, interval_ms: intervalMs };
+  }
+
+  /** Resolves once the runner has handed the job back. */
+  released(jobId: string): Promise<void> {
+    if (this.heartbeats.some((h) => h.released.includes(jobId))) return Promise.resolve();
+    return new Promise((resolve) => this.releaseWaiters.set(jobId, resolve));
   }
 
   private async handle(req: IncomingMessage): Promise<[number, string | Buffer]> {
@@ -77,6 +93,16 @@ export class FakeWorker {
       for (const w of this.waiters.get(cb.job_id) ?? []) w.resolve(cb);
       this.waiters.delete(cb.job_id);
       return [200, "{}"];
+    }
+    if (req.method === "POST" && path === "/leases") {
+      if (!verify(this.secret, req.headers[TIMESTAMP_HEADER] as string | undefined, req.headers[SIGNATURE_HEADER] as string | undefined, body).ok) {
+        return [401, "bad signature"];
+      }
+      const beat = JSON.parse(body.toString("utf8")) as (typeof this.heartbeats)[number];
+      this.heartbeats.push(beat);
+      for (const id of beat.released) this.releaseWaiters.get(id)?.();
+      const lost = beat.held.filter((id) => this.lostJobs.has(id));
+      return [200, JSON.stringify({ renewed: beat.held.filter((id) => !lost.includes(id)), lost })];
     }
     return [404, "not found"];
   }

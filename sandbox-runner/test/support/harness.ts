@@ -52,6 +52,10 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
     port: 0,
     workDir,
     poolSize: 2,
+    // Room for every job a test submits at once; tests of backpressure give their own.
+    backlog: 64,
+    // A shutdown stops running jobs at once, unless a test of draining says otherwise.
+    drainMs: 0,
     callbackRetry: { attempts: 5, baseDelayMs: 20, maxDelayMs: 100 },
     logSink: onLog,
     ...overrides,

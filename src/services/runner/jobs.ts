@@ -1,15 +1,22 @@
 import { database } from "../../db/client";
 import {
-  countDispatchAttempt,
+  endLeases,
   findRunnerJob,
   finishRunnerJob,
   insertRunnerJob,
+  jobHolders,
   markDispatched,
+  renewLeases,
+  requeueExpired,
   type RunnerJobRow,
 } from "../../db/runner-jobs";
 import { summarizeResult, type RunnerCallback } from "../../domain/runner-callback";
 import {
+  heartbeatIntervalMs,
   isFinalStatus,
+  isoAfter,
+  leaseSeconds,
+  MAX_REQUEUES,
   newRunnerJobId,
   runnerJobKeys,
   runnerJobPayload,
@@ -17,10 +24,14 @@ import {
   type RunnerJobStatus,
 } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
+import { log } from "../../lib/log";
 import { artifactStorage } from "../storage/storage";
 import { postRunnerJob, type DispatchResult } from "./client";
 
 export const RUNNER_CALLBACK_PATH = "/api/v1/internal/runner/callback";
+export const RUNNER_LEASES_PATH = "/api/v1/internal/runner/leases";
+/** Expired leases requeued per sweep; a sweep runs on every heartbeat, so a larger loss takes a few. */
+const REQUEUE_BATCH = 50;
 
 // A job can wait in the runner's pool, then run for up to an hour, before it uploads.
 const URL_TTL_SECONDS = 6 * 3600;
@@ -67,20 +78,68 @@ async function dispatchBody(env: Env, job: RunnerJobRow): Promise<string> {
     log: await put(keys.log, UPLOAD_MAX_BYTES.log),
     environmentUpload: spec.kind === "prepare" ? await put(keys.environment, UPLOAD_MAX_BYTES.environment) : null,
     callback: new URL(RUNNER_CALLBACK_PATH, env.APP_BASE_URL).toString(),
+    lease: { url: new URL(RUNNER_LEASES_PATH, env.APP_BASE_URL).toString(), interval_ms: heartbeatIntervalMs(leaseSeconds(env.RUNNER_LEASE_SECONDS)) },
   });
   return JSON.stringify(payload);
 }
 
 /**
- * One attempt to hand a queued job to the runner, with freshly signed URLs. A job the
- * runner has seen before is answered 200 and not run again, so a repeated attempt is safe.
+ * One offer of a claimed job to the runners, with freshly signed URLs. A job the runner has
+ * seen before is answered 200 and not run again, so a repeated offer is safe. An accepted
+ * job is the answering runner's until its lease runs out.
  */
 export async function dispatchRunnerJob(env: Env, job: RunnerJobRow): Promise<DispatchResult> {
   const body = await dispatchBody(env, job);
-  await countDispatchAttempt(database(env.DB), job.id);
   const result = await postRunnerJob(env, body);
-  if (result.verdict === "accepted") await markDispatched(database(env.DB), job.id);
+  if (result.verdict === "accepted") {
+    await markDispatched(database(env.DB), job.id, result.runnerId, isoAfter(Date.now(), leaseSeconds(env.RUNNER_LEASE_SECONDS)));
+  }
   return result;
+}
+
+/**
+ * A runner's heartbeat: renews the leases of the jobs it still holds, ends those of the jobs it
+ * hands back, and requeues every job whose lease has run out (its runner stopped or lost it).
+ * Returns the held jobs that are no longer the runner's, which it may stop working on.
+ */
+export async function renewRunnerLeases(env: Env, runnerId: string, held: string[], released: string[]): Promise<{ renewed: string[]; lost: string[] }> {
+  const db = database(env.DB);
+  const nowMs = Date.now();
+  const renewed = await renewLeases(db, runnerId, held, isoAfter(nowMs, leaseSeconds(env.RUNNER_LEASE_SECONDS)));
+  await endLeases(db, runnerId, released, nowMs);
+  await requeueLostJobs(env, nowMs);
+  const kept = new Set(renewed);
+  // A queued job is not lost to it: it may be on its way to this runner (its answer not yet
+  // recorded), or requeued, when the runner's result is still welcome.
+  const others = await jobHolders(db, held.filter((id) => !kept.has(id)));
+  const known = new Map(others.map((j) => [j.id, j]));
+  const lost = held.filter((id) => {
+    const job = known.get(id);
+    if (kept.has(id)) return false;
+    return !job || isFinalStatus(job.status) || (job.status === "dispatched" && job.runnerId !== runnerId);
+  });
+  return { renewed, lost };
+}
+
+/**
+ * Sends every job whose lease ran out back through the queue, to be offered to the runners
+ * again; one that has lost its runner MAX_REQUEUES times ends ERROR instead.
+ */
+export async function requeueLostJobs(env: Env, nowMs: number): Promise<void> {
+  const requeued = await requeueExpired(database(env.DB), nowMs, REQUEUE_BATCH);
+  if (requeued.length === 0) return;
+  const again = requeued.filter((j) => j.requeues <= MAX_REQUEUES);
+  for (const job of requeued.filter((j) => j.requeues > MAX_REQUEUES)) {
+    await giveUpRunnerJob(env, job.id, `the job lost its sandbox runner ${MAX_REQUEUES + 1} times (the runner stopped, or handed it back, before it finished)`);
+  }
+  if (again.length === 0) return;
+  log("warn", "runner jobs: leases ran out, requeued", { job_ids: again.map((j) => j.id) });
+  try {
+    await env.RUNNER_JOBS.sendBatch(again.map((j) => ({ body: { type: "dispatch" as const, job_id: j.id } })));
+  } catch (e) {
+    // A queued job without a message would wait forever: end it, as a job that could not be queued at first.
+    for (const job of again) await giveUpRunnerJob(env, job.id, `the job lost its sandbox runner and could not be queued again: ${String(e)}`);
+  }
 }
 
 /** Queues the call of the owner's job-finished handler; the consumer makes it at least once. */
