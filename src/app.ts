@@ -112,6 +112,9 @@ function noRoute(method: string, pathname: string): HttpError {
 async function dispatch(request: Request, env: Env, exec: ExecutionContext, pathname: string): Promise<Response> {
   const cors = preflight(request, env);
   if (cors) return cors;
+  // Before any route runs, reads included: a refused request must cost D1 and the Durable
+  // Objects nothing, and some GETs open sockets or write (first sign-in, socket tickets).
+  // Asking the limiter alongside the route measured no faster: both are runtime work, not waits.
   await enforceRateLimits(request, env, pathname);
   const docs = await docsResponse(request, env, pathname);
   if (docs) return docs;
@@ -121,21 +124,20 @@ async function dispatch(request: Request, env: Env, exec: ExecutionContext, path
 }
 
 /** The request with its path in canonical form, so that the router and the rate limits see the same path. */
-function canonicalRequest(request: Request): Request {
+function canonicalRequest(request: Request): { request: Request; pathname: string } {
   const url = new URL(request.url);
   const pathname = canonicalPath(url.pathname);
-  if (pathname === url.pathname) return request;
+  if (pathname === url.pathname) return { request, pathname };
   url.pathname = pathname;
-  return new Request(url, request);
+  return { request: new Request(url, request), pathname: url.pathname };
 }
 
 /** The Worker's HTTP entry: path, request id, CORS, rate limits, routing, errors, one log line. */
 export async function handleFetch(received: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   const started = Date.now();
-  const request = canonicalRequest(received);
+  const { request, pathname } = canonicalRequest(received);
   const state = requestState(request);
   state.requestId = requestIdFor(request);
-  const { pathname } = new URL(request.url);
   let response: Response;
   try {
     // Responses from fetch() (assets) have immutable headers; copy so ours can be added.

@@ -1,7 +1,10 @@
 // API throughput and latency: GET /health and an authenticated GET /api/v1/me against the
 // local server (BENCH_API_URL, else a stack of its own started with `npm start`), driven by
 // autocannon, beside a hello-world Worker under the same wrangler dev (the baseline: what the
-// runtime costs on this machine). Each figure is also given as a ratio to the baseline's. Client
+// runtime costs on this machine). Each figure is also given as a ratio to the baseline's. The
+// same Worker writing one log line per request, as the API does, shows what that line alone costs
+// under wrangler dev, which relays every console call through its inspector and its terminal; a
+// deployed Worker does not pay that. Client
 // IPs rotate so that the per-IP rate limiter is evaluated on every request without capping the
 // load, as it would be for many clients.
 import autocannon from "autocannon";
@@ -58,6 +61,7 @@ export default async function apiBench(emit: Emit): Promise<void> {
     const token = await mintLocalToken({ sub: "bench-user", email: "bench@example.test", role: "interviewer", org: "bench-org", ttl: "1h" });
     const targets: { name: string; url: string; headers: Record<string, string> }[] = [
       { name: "hello", url: hello.url, headers: {} },
+      { name: "hello_logged", url: `${hello.url}/?log`, headers: {} },
       { name: "health", url: `${base}/health`, headers: {} },
       { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
     ];
