@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "n
 import { join } from "node:path";
 import { type ArchivePolicy, extractArchive } from "./archive";
 import type { Logger } from "./log";
+import { runTool } from "./run-tool";
 import { diskUsage } from "./workspace-fs";
 import { downloadVerified } from "./transfer";
 
@@ -16,6 +17,7 @@ interface Entry {
 }
 
 export interface CacheLease {
+  key: string;
   path: string;
   hit: boolean;
   release(): void;
@@ -39,6 +41,13 @@ export interface CacheStats {
 export class ArtifactCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inflight = new Map<string, Promise<Entry>>();
+  /**
+   * A copy of an entry's tree made ahead of the job that takes it (see `copyAhead`), by entry
+   * key: repeated jobs for a task get their workspace by a rename instead of waiting for cp.
+   * Counted in the budget, and the first to go past it.
+   */
+  private readonly spares = new Map<string, { dir: string; bytes: number }>();
+  private readonly copying = new Set<string>();
   private hits = 0;
   private misses = 0;
   private evictions = 0;
@@ -70,6 +79,7 @@ export class ArtifactCache {
   stats(): CacheStats {
     let bytes = 0;
     for (const e of this.entries.values()) bytes += e.bytes;
+    for (const spare of this.spares.values()) bytes += spare.bytes;
     return { entries: this.entries.size, bytes, max_bytes: this.maxBytes, hits: this.hits, misses: this.misses, evictions: this.evictions };
   }
 
@@ -92,6 +102,49 @@ export class ArtifactCache {
     }
     const entry = await pending;
     return this.lease(entry, joined);
+  }
+
+  /**
+   * Puts a copy of a leased tree at `dest`, an empty directory in the work dir: the copy made
+   * ahead for it when there is one, else a fresh one.
+   */
+  async placeCopy(lease: CacheLease, dest: string): Promise<void> {
+    const spare = this.spares.get(lease.key);
+    this.spares.delete(lease.key);
+    if (spare && (await rename(spare.dir, dest).then(() => true, () => false))) return;
+    if (spare) await rm(spare.dir, { recursive: true, force: true });
+    await copyTree(lease.path, dest);
+  }
+
+  /**
+   * Makes the next copy of a leased tree for `placeCopy`, unless one is there or on its way or
+   * the budget has no room for it. It spawns cp, which blocks this thread for a moment: call it
+   * while no job waits on this thread (once a command runs).
+   */
+  copyAhead(lease: CacheLease): void {
+    const entry = this.entries.get(lease.key);
+    if (!entry || this.spares.has(entry.key) || this.copying.has(entry.key)) return;
+    if (this.stats().bytes + entry.bytes > this.maxBytes) return;
+    this.copying.add(entry.key);
+    entry.pins++;
+    void (async () => {
+      let dir: string | null = null;
+      try {
+        dir = await this.staging();
+        await copyTree(entry.path, dir);
+        if (this.entries.get(entry.key) === entry) {
+          this.spares.set(entry.key, { dir, bytes: entry.bytes });
+          return;
+        }
+      } catch (err) {
+        this.log("cache_copy_failed", { key: entry.key, error: err instanceof Error ? err.message : String(err) });
+      }
+      if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    })().finally(() => {
+      this.copying.delete(entry.key);
+      entry.pins--;
+      void this.evict();
+    });
   }
 
   /** Moves a directory the runner built itself (a prepared environment) into the cache. */
@@ -148,6 +201,7 @@ export class ArtifactCache {
     void utimes(entry.path, new Date(), new Date()).catch(() => undefined);
     let released = false;
     return {
+      key: entry.key,
       path: entry.path,
       hit,
       release: () => {
@@ -161,6 +215,13 @@ export class ArtifactCache {
 
   private async evict(keep?: string): Promise<void> {
     let total = this.stats().bytes;
+    // Copies made ahead only save time: they go before any entry does.
+    for (const [key, spare] of this.spares) {
+      if (total <= this.maxBytes) break;
+      this.spares.delete(key);
+      total -= spare.bytes;
+      await rm(spare.dir, { recursive: true, force: true });
+    }
     const candidates = [...this.entries.values()].sort((a, b) => a.lastUsed - b.lastUsed);
     for (const e of candidates) {
       if (total <= this.maxBytes) break;
@@ -173,4 +234,9 @@ export class ArtifactCache {
       this.log("cache_evicted", { key: e.key, bytes: e.bytes });
     }
   }
+}
+
+/** The tree's contents into `to`, which exists; modes and times kept, owned by the runner. */
+async function copyTree(from: string, to: string): Promise<void> {
+  await runTool("cp", ["-a", "--no-preserve=ownership", `${from}/.`, to]);
 }

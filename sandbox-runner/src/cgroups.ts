@@ -11,8 +11,12 @@ import { join } from "node:path";
  * hierarchies, as on these build machines). docs/limits.md says which is used where.
  */
 export interface JobCgroup {
-  /** Moves `pid` (a process that has not forked yet) into the job's groups. */
-  attach(pid: number): Promise<void>;
+  /**
+   * The files a process writes "0" into to move itself into the job's groups. In v1 a process
+   * moving itself through `tasks` skips the lock that moving another process takes, whose RCU
+   * grace period (10-20 ms) would otherwise delay every job; v2 has only `cgroup.procs`.
+   */
+  readonly joinFiles: string[];
   /** Whether the kernel killed a process of the job for exceeding its memory limit. */
   memoryKilled(): Promise<boolean>;
   /** Peak memory charged to the job, in bytes; null when the kernel does not say. */
@@ -117,19 +121,24 @@ class CgroupController implements Cgroups {
     const memory = join(this.layout.memory, name);
     const pids = join(this.layout.pids, name);
     const dirs = version === "v2" ? [memory] : [memory, pids];
-    for (const dir of dirs) await mkdir(dir);
+    // Independent steps are asked at once: each one waits on the kernel's cgroup lock.
     try {
+      await settled(dirs.map((dir) => mkdir(dir)));
       if (version === "v2") {
-        await writeFile(join(memory, "memory.max"), String(limits.memoryBytes));
-        await writeFile(join(memory, "memory.swap.max"), "0").catch(() => undefined);
-        await writeFile(join(memory, "pids.max"), String(limits.processes));
+        await settled([
+          writeFile(join(memory, "memory.max"), String(limits.memoryBytes)),
+          writeFile(join(memory, "memory.swap.max"), "0").catch(() => undefined),
+          writeFile(join(memory, "pids.max"), String(limits.processes)),
+        ]);
       } else {
-        await writeFile(join(memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
-        // Without this a job could page out to swap past its limit, where the host has swap.
-        if (existsSync(join(memory, "memory.memsw.limit_in_bytes"))) {
-          await writeFile(join(memory, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
-        }
-        await writeFile(join(pids, "pids.max"), String(limits.processes));
+        const memoryLimits = async () => {
+          await writeFile(join(memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
+          // Without this a job could page out to swap past its limit, where the host has swap.
+          if (existsSync(join(memory, "memory.memsw.limit_in_bytes"))) {
+            await writeFile(join(memory, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
+          }
+        };
+        await settled([memoryLimits(), writeFile(join(pids, "pids.max"), String(limits.processes))]);
       }
     } catch (err) {
       for (const dir of dirs) await rmdir(dir).catch(() => undefined);
@@ -144,14 +153,14 @@ class CgroupController implements Cgroups {
 }
 
 class Group implements JobCgroup {
+  readonly joinFiles: string[];
+
   constructor(
     private readonly version: "v1" | "v2",
     private readonly memoryDir: string,
     private readonly dirs: string[],
-  ) {}
-
-  async attach(pid: number): Promise<void> {
-    for (const dir of this.dirs) await writeFile(join(dir, "cgroup.procs"), String(pid));
+  ) {
+    this.joinFiles = dirs.map((dir) => join(dir, version === "v2" ? "cgroup.procs" : "tasks"));
   }
 
   async memoryKilled(): Promise<boolean> {
@@ -167,25 +176,28 @@ class Group implements JobCgroup {
   }
 
   async destroy(): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      const left = new Set<number>();
-      for (const dir of this.dirs) {
-        for (const pid of await pidsIn(dir)) left.add(pid);
-      }
-      for (const pid of left) {
+    for (let i = 0; i < 1000; i++) {
+      // rmdir succeeds once the last process has exited (EBUSY until then), as it usually has.
+      const removed = await Promise.all(this.dirs.map((d) => rmdir(d).then(() => true, (e: NodeJS.ErrnoException) => e.code === "ENOENT")));
+      if (removed.every(Boolean)) return;
+      for (const pid of new Set((await Promise.all(this.dirs.map(pidsIn))).flat())) {
         try {
           process.kill(pid, "SIGKILL");
         } catch {
           // Already gone.
         }
       }
-      // rmdir succeeds once the last process has exited (EBUSY until then).
-      const removed = await Promise.all(this.dirs.map((d) => rmdir(d).then(() => true, (e: NodeJS.ErrnoException) => e.code === "ENOENT")));
-      if (removed.every(Boolean)) return;
-      await new Promise((r) => setTimeout(r, 10));
+      // Killed processes take a moment to exit; every wait here delays the job's report.
+      await new Promise((r) => setTimeout(r, 2));
     }
     throw new Error(`job cgroup ${this.memoryDir} could not be removed: processes are left in it`);
   }
+}
+
+/** Like Promise.all, but settles only once every step has ended, so a cleanup never races one. */
+async function settled(steps: Array<Promise<unknown>>): Promise<void> {
+  const failed = (await Promise.allSettled(steps)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 async function pidsIn(dir: string): Promise<number[]> {

@@ -65,8 +65,7 @@ const hasNodeTests = async (ws: string) =>
 
 const hasPythonTests = (ws: string) => anyFile(ws, ["", "test", "tests", "src"], (n) => PY_TEST_FILE.test(n));
 
-export async function detectFramework(workspace: string): Promise<Framework | null> {
-  const pkg = await readPackageJson(workspace);
+async function detectFramework(workspace: string, pkg: PackageJson | null): Promise<Framework | null> {
   if (nodeTestScriptArgs(pkg)) return "node-test";
   if (await hasPytestConfig(workspace)) return "pytest";
   if (await hasNodeTests(workspace)) return "node-test";
@@ -106,10 +105,11 @@ export interface ReportPaths {
 
 /** Chooses framework and command: the job's explicit settings win over what the repository suggests. */
 export async function planTests(workspace: string, spec: Job["test"], reports: ReportPaths, coverageFiles: string[] = []): Promise<TestPlan> {
+  const pkg = await readPackageJson(workspace);
   const framework =
     (spec.framework !== "auto" ? spec.framework : null) ??
     (spec.command ? frameworkOfCommand(spec.command) : null) ??
-    (await detectFramework(workspace));
+    (await detectFramework(workspace, pkg));
   if (!framework) {
     throw new UnsafeInputError(
       spec.command
@@ -117,7 +117,7 @@ export async function planTests(workspace: string, spec: Job["test"], reports: R
         : "no test framework detected (looked for node:test and pytest layouts); set test.framework",
     );
   }
-  const stated = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(await readPackageJson(workspace)) ?? ["--test"])] : ["python3", "-m", "pytest"]);
+  const stated = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(pkg) ?? ["--test"])] : ["python3", "-m", "pytest"]);
   const command = spec.files ? withFiles(framework, stated, spec.files) : stated;
   const detail = spec.coverage ? await coverageTargets(workspace, framework, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
   return {

@@ -208,7 +208,7 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
     let launch: Launch | null = ctx.sandbox.launch(request.slot, request.limits, true);
     try {
       const { workspace, output } = await createJobDirs(jobDir);
-      const mounts = await placeArtifacts(ctx.cache, workspace, request.snapshot ?? null, request.environment ?? null, leases);
+      const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, request.snapshot ?? null, request.environment ?? null, leases);
       for (const f of files) {
         if (f.content === null) await deleteWorkspacePath(workspace, f.path);
         else await writeWorkspaceFile(workspace, f.path, f.content);
@@ -230,6 +230,7 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
         launched,
       );
       if (started.stdout) callbacks.onStart?.({ setupMs });
+      if (tree) ctx.cache.copyAhead(tree);
       started.stdout?.on("data", forward("stdout"));
       started.stderr?.on("data", forward("stderr"));
       if (started.stdin) input.stream.pipe(started.stdin);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rename, rm, stat, symlink } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, symlink, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ArchivePolicy } from "./archive";
 import { createArchive } from "./archive";
@@ -18,7 +18,7 @@ import { countResults, parseJUnit, parseLcov, ReportError } from "./reports";
 import { ReportChannel } from "./report-channel";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { EGRESS_SOCKET, type KillCause, type Launch, REPORTS_DIR, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
+import { EGRESS_SOCKET, type KillCause, type Launch, type OpenRun, REPORTS_DIR, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
 import { TransferError, upload } from "./transfer";
 import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";
 
@@ -65,15 +65,22 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   let proxy: EgressProxy | null = null;
   let reports: ReportChannel | null = null;
   let launch: Launch | null = null;
+  let opened: OpenRun | null = null;
+  /** Artifact uploads still in flight; the callback waits for them (see finally). */
+  const uploads: Array<Promise<void>> = [];
+  let clearing: Promise<unknown> = Promise.resolve();
   const runStart = { at: 0 };
   try {
     if (ctx.sandboxProblem) {
       throw new UnsafeInputError(`${ctx.sandboxProblem}; refusing to run untrusted code without the sandbox (RUNNER_UNSAFE_NO_SANDBOX=1 allows it for local development only)`);
     }
+    // A slot's own, kept from job to job (see ReportChannel.open).
+    const reportsDir = job.kind === "test" ? join(ctx.config.workDir, "reports", `slot${slot}`) : null;
+    const dirs = Promise.all([createJobDirs(jobDir), reportsDir && mkdir(reportsDir, { recursive: true, mode: 0o755 })]);
     // Started now so that joining its control groups overlaps the set-up below.
     launch = ctx.sandbox.launch(slot, job.limits);
-    const { workspace, output } = await createJobDirs(jobDir);
-    const mounts = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
+    const [{ workspace, output }] = await dirs;
+    const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     for (const file of job.files) {
       if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
       else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
@@ -85,8 +92,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const unsafe = ctx.sandbox.unsafe;
     const inside: SandboxPaths = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
     await mountEnvironment(workspace, mounts, unsafe);
-    if (job.kind === "test") reports = await ReportChannel.open(join(jobDir, "reports"), REPORT_MAX_BYTES);
-    const reportsInside = unsafe ? (reports?.dir ?? "") : REPORTS_DIR;
+    const reportsInside = unsafe ? (reportsDir ?? "") : REPORTS_DIR;
     const reportPaths = {
       junit: `${reportsInside}/junit`,
       lcov: `${reportsInside}/lcov`,
@@ -100,9 +106,6 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     });
     result.framework = plan?.framework ?? null;
     result.command = plan?.command ?? null;
-    const canaries = plan && job.test.canaries && job.test.files ? await placeCanaries(workspace, plan.framework, job.test.files) : null;
-    const owner = ctx.sandbox.ownerFor(slot);
-    if (owner) await chownTree([workspace, output], owner);
 
     // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
     const env = sandboxEnv(ctx.config, job, inside, reportPaths, !unsafe);
@@ -111,19 +114,32 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       proxy = await EgressProxy.start(join(jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id });
       command = [`${inside.nodeBinDir}/node`, `${inside.toolsDir}/egress-bridge.mjs`, EGRESS_SOCKET, String(PROXY_PORT), ...command];
     }
+    // The sandbox sets itself up while the steps below finish the workspace; the command waits for `run`.
+    if (command) {
+      opened = await ctx.sandbox.open(
+        {
+          workspace, output, reportsDir, readOnlyMounts: unsafe ? [] : mounts,
+          egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal,
+        },
+        launch,
+      );
+    } else await launch?.cancel();
+    launch = null;
+    if (reportsDir) reports = await ReportChannel.open(reportsDir, REPORT_MAX_BYTES);
+    const canaries = plan && job.test.canaries && job.test.files ? await placeCanaries(workspace, plan.framework, job.test.files) : null;
+    const owner = ctx.sandbox.ownerFor(slot);
+    if (owner) await chownTree([workspace, output], owner);
     result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
     runStart.at = performance.now();
-    const launched = launch;
-    launch = null;
-    const run = command
-      ? await ctx.sandbox.run(
-          {
-            workspace, output, reportsDir: reports?.dir ?? null, readOnlyMounts: unsafe ? [] : mounts,
-            egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal,
-          },
-          launched,
-        )
-      : (await launched?.cancel(), null);
+    const sandboxed = opened;
+    opened = null;
+    const run = sandboxed
+      ? await sandboxed.run(() => {
+          if (tree) ctx.cache.copyAhead(tree);
+        })
+      : null;
+    // Nothing reads a test job's workspace once its run is over: it goes while the reports are read.
+    if (job.kind === "test") clearing = Promise.all([removeTree(workspace), removeTree(output)]);
     await proxy?.close();
     proxy = null;
     if (run) {
@@ -131,12 +147,17 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       result.exit_code = run.exitCode;
       result.log_truncated = run.logTruncated;
       result.log_tail = tail(run.log, LOG_TAIL_BYTES);
-      result.artifacts.log = await tryUpload(job.uploads.log, run.log, "text/plain; charset=utf-8", ctx, job);
-    } else {
-      result.artifacts.log = await tryUpload(job.uploads.log, Buffer.from("nothing to install\n"), "text/plain; charset=utf-8", ctx, job);
     }
-    if (job.kind === "prepare") await finishPrepare(job, ctx, run, workspace, jobDir, result);
-    else await finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result);
+    const finishing =
+      job.kind === "prepare"
+        ? finishPrepare(job, ctx, run, workspace, jobDir, result)
+        : finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result, uploads);
+    // After finishTest has asked for the reports, so that their reading and this upload overlap.
+    const log = run ? run.log : Buffer.from("nothing to install\n");
+    uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
+      result.artifacts.log = ok;
+    }));
+    await finishing;
     if (lintInput && job.lint) {
       const finished = run && run.killedFor !== "aborted" && !run.spawnError;
       result.lint = finished
@@ -153,11 +174,12 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     result.reason = reasonOf(err);
     if (!(err instanceof UnsafeInputError || err instanceof TransferError)) ctx.log("job_error", { job_id: job.job_id, error: String(err) });
   } finally {
+    await opened?.cancel();
     await launch?.cancel();
     await proxy?.close();
     await reports?.close();
     for (const lease of leases) lease.release();
-    await removeTree(jobDir);
+    await Promise.all([clearing.then(() => removeTree(jobDir)), ...uploads]);
   }
   if (runStart.at === 0) result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
   result.timings.queued_ms = Math.round(times.startedAt - times.acceptedAt);
@@ -167,20 +189,22 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
 
 async function finishTest(
   job: Job, ctx: ExecutionContext, run: SandboxResult, channel: ReportChannel, insideWorkspace: string, plan: TestPlan,
-  canaries: CanaryPlan | null, result: Callback,
+  canaries: CanaryPlan | null, result: Callback, uploads: Array<Promise<void>>,
 ): Promise<void> {
   const reports = await channel.read();
   const junit = reports.junit.bytes;
   let tests: TestResult[] = [];
   let reportProblem: string | null = reports.junit.overflow ? `the JUnit report is larger than ${REPORT_MAX_BYTES} bytes` : null;
   if (junit) {
+    uploads.push(tryUpload(job.uploads.junit, junit, "application/xml", ctx, job).then((ok) => {
+      result.artifacts.junit = ok;
+    }));
     try {
       tests = parseJUnit(junit.toString("utf8"), insideWorkspace);
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;
       reportProblem = err.message;
     }
-    result.artifacts.junit = await tryUpload(job.uploads.junit, junit, "application/xml", ctx, job);
   }
   if (canaries) {
     const checked = checkCanaries(canaries, tests);
@@ -324,26 +348,28 @@ export interface Mount {
 export async function createJobDirs(jobDir: string): Promise<{ workspace: string; output: string }> {
   const workspace = join(jobDir, "ws");
   const output = join(jobDir, "out");
-  await mkdir(workspace, { recursive: true, mode: 0o755 });
-  await mkdir(output, { mode: 0o755 });
+  await Promise.all([mkdir(workspace, { recursive: true, mode: 0o755 }), mkdir(output, { recursive: true, mode: 0o755 })]);
   return { workspace, output };
 }
 
 /**
- * The cached part of a workspace: the snapshot's tree copied in, and the environment's entries
- * as mounts for `mountEnvironment` (placed after the overlay, so the environment wins). Each
- * lease is pushed as soon as it is taken: the caller releases them even when this throws.
+ * The cached part of a workspace: the snapshot's tree copied in (`tree`, its lease, for
+ * `ArtifactCache.copyAhead`), and the environment's entries as mounts for `mountEnvironment`
+ * (placed after the overlay, so the environment wins). Each lease is pushed as soon as it is
+ * taken: the caller releases them even when this throws.
  */
-export async function placeArtifacts(cache: ArtifactCache, workspace: string, snapshot: Artifact | null, environment: Artifact | null, leases: CacheLease[]): Promise<Mount[]> {
-  if (snapshot) {
-    const tree = await cache.acquire("snapshot", snapshot.sha256, snapshot.url, SNAPSHOT_POLICY);
+export async function placeArtifacts(
+  cache: ArtifactCache, workspace: string, snapshot: Artifact | null, environment: Artifact | null, leases: CacheLease[],
+): Promise<{ tree: CacheLease | null; mounts: Mount[] }> {
+  const tree = snapshot && (await cache.acquire("snapshot", snapshot.sha256, snapshot.url, SNAPSHOT_POLICY));
+  if (tree) {
     leases.push(tree);
-    await copyTree(tree.path, workspace);
+    await cache.placeCopy(tree, workspace);
   }
-  if (!environment) return [];
+  if (!environment) return { tree, mounts: [] };
   const env = await cache.acquire("environment", environment.sha256, environment.url, ENVIRONMENT_POLICY);
   leases.push(env);
-  return (await readdir(env.path)).map((name) => ({ host: join(env.path, name), inside: name }));
+  return { tree, mounts: (await readdir(env.path)).map((name) => ({ host: join(env.path, name), inside: name })) };
 }
 
 /** In unsafe mode there are no mounts, so environment trees are linked in instead. */
@@ -356,22 +382,35 @@ export async function mountEnvironment(workspace: string, mounts: Mount[], unsaf
   }
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
-  await runTool("cp", ["-a", "--no-preserve=ownership", `${from}/.`, to]);
-}
-
 export async function chownTree(paths: string[], owner: { uid: number; gid: number }): Promise<void> {
   await runTool("chown", ["-R", "-P", `${owner.uid}:${owner.gid}`, ...paths]);
 }
 
+/** Removes a directory the runner made, and everything in it; links are removed, never followed. */
 export async function removeTree(path: string): Promise<void> {
   try {
-    await rm(path, { recursive: true, force: true });
+    await removeDirectory(path);
   } catch {
     // Sandboxed code may have left directories without write permission for the owner.
     await runTool("chmod", ["-R", "u+rwX", path]).catch(() => undefined);
-    await rm(path, { recursive: true, force: true }).catch(() => undefined);
+    await removeDirectory(path).catch(() => undefined);
   }
+}
+
+/**
+ * Each level's entries at once, and the directory entry types as read: the callback waits for
+ * this, and `fs.rm` takes about twice the round trips through the thread pool.
+ */
+async function removeDirectory(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(ignoreMissing);
+  if (!entries) return;
+  await Promise.all(entries.map((entry) => (entry.isDirectory() ? removeDirectory(join(dir, entry.name)) : unlink(join(dir, entry.name)).catch(ignoreMissing))));
+  await rmdir(dir).catch(ignoreMissing);
+}
+
+function ignoreMissing(err: NodeJS.ErrnoException): undefined {
+  if (err.code === "ENOENT") return undefined;
+  throw err;
 }
 
 async function tryUpload(url: string, body: Buffer, type: string, ctx: ExecutionContext, job: Job): Promise<boolean> {

@@ -1,5 +1,5 @@
-import { closeSync, constants, openSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { closeSync, constants, openSync, type Stats } from "node:fs";
+import { lstat, rm } from "node:fs/promises";
 import { Socket } from "node:net";
 import { join } from "node:path";
 import { runTool } from "./run-tool";
@@ -10,6 +10,8 @@ export type ReportName = (typeof REPORT_NAMES)[number];
 
 /** How long the runner waits for a report's last bytes once every sandboxed process is gone. */
 const DRAIN_MS = 5_000;
+/** Writable by the sandbox users, readable by the runner only. */
+const FIFO_MODE = 0o622;
 
 export interface ReportText {
   /** What was written, or null when nothing was. */
@@ -28,16 +30,24 @@ export interface ReportText {
 export class ReportChannel {
   private readonly readers = new Map<ReportName, { done: Promise<ReportText>; keeper: number; socket: Socket }>();
 
-  private constructor(readonly dir: string) {}
-
+  /**
+   * Starts reading the FIFOs in `dir`, making them the first time. The directory is a pool
+   * slot's own and is used again by the slot's next test job: a slot runs one job at a time,
+   * every process of a job is gone before the next starts, and a FIFO keeps no bytes once all
+   * its ends are closed.
+   */
   static async open(dir: string, maxBytes: number): Promise<ReportChannel> {
-    await mkdir(dir, { mode: 0o755 });
-    const channel = new ReportChannel(dir);
+    const channel = new ReportChannel();
     try {
+      const paths = REPORT_NAMES.map((name) => join(dir, name));
+      const missing: string[] = [];
+      for (const path of paths) if (!isReportFifo(await lstat(path).catch(() => null))) missing.push(path);
+      if (missing.length > 0) {
+        for (const path of missing) await rm(path, { force: true });
+        await runTool("mkfifo", ["-m", FIFO_MODE.toString(8), ...missing]);
+      }
       for (const name of REPORT_NAMES) {
         const path = join(dir, name);
-        // Writable by the sandbox users, readable by the runner only.
-        await runTool("mkfifo", ["-m", "622", path]);
         const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
         const keeper = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
         const socket = new Socket({ fd, readable: true, writable: false });
@@ -52,14 +62,16 @@ export class ReportChannel {
 
   /** The reports as written; call once the command and all its processes have ended. */
   async read(): Promise<Record<ReportName, ReportText>> {
-    const out = {} as Record<ReportName, ReportText>;
-    for (const [name, reader] of this.readers) {
+    for (const reader of this.readers.values()) {
       closeSync(reader.keeper);
       reader.keeper = -1;
-      const timer = setTimeout(() => reader.socket.destroy(), DRAIN_MS);
-      out[name] = await reader.done;
-      clearTimeout(timer);
     }
+    const timer = setTimeout(() => {
+      for (const reader of this.readers.values()) reader.socket.destroy();
+    }, DRAIN_MS);
+    const out = {} as Record<ReportName, ReportText>;
+    for (const [name, reader] of this.readers) out[name] = await reader.done;
+    clearTimeout(timer);
     return out;
   }
 
@@ -71,6 +83,10 @@ export class ReportChannel {
       await reader.done;
     }
   }
+}
+
+function isReportFifo(stat: Stats | null): boolean {
+  return stat !== null && stat.isFIFO() && (stat.mode & 0o777) === FIFO_MODE && stat.uid === process.getuid?.();
 }
 
 function collect(socket: Socket, maxBytes: number): Promise<ReportText> {

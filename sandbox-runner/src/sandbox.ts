@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
 import { chmod, copyFile, mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Readable, Writable } from "node:stream";
+import type { Duplex, Readable, Writable } from "node:stream";
 import type { Cgroups, JobCgroup } from "./cgroups";
 import type { Limits } from "./job-schema";
 import { OutputCapture } from "./output-capture";
@@ -121,6 +121,13 @@ export class Sandbox {
   readonly toolsDir: string;
   /** Why ESLint cannot run in the sandbox, or null when it can; set by prepare(). */
   eslintProblem: string | null = null;
+  /**
+   * Gates started while other runs were going, so that a job's start does not wait for a spawn:
+   * as many as runs have gone at once, all without stdin (a run with stdin starts its own). An
+   * idle one holds no uid, control group or file, and ends with the runner (its fd 3 closes).
+   */
+  private readonly spareGates: Gate[] = [];
+  private running = 0;
 
   constructor(private readonly options: SandboxOptions) {
     this.etcDir = join(options.workDir, "sandbox-etc");
@@ -157,6 +164,7 @@ export class Sandbox {
   probe(): { ok: true } | { ok: false; reason: string } {
     if (!existsSync("/usr/bin/prlimit")) return { ok: false, reason: "prlimit (util-linux) is not installed" };
     const owner = this.ownerFor(0);
+    if (owner && !existsSync("/usr/bin/setpriv")) return { ok: false, reason: "setpriv (util-linux) is not installed" };
     const result = spawnSync(this.options.bwrapPath, [...this.baseArgs(64, 64), "--", "/bin/sh", "-c", "exit 0"], {
       env: {},
       timeout: 10_000,
@@ -169,36 +177,34 @@ export class Sandbox {
   }
 
   /**
-   * Starts the process a job's command will run in and puts it in the job's control groups
-   * while the job is still being set up: joining a v1 group waits for an RCU grace period
-   * (about 10 ms), which then costs the job nothing. The process is a shell blocked on fd 3
-   * until `start` sends it the command line; null where there are no control groups. `stdin`
-   * must match the run's `stdin`: the command inherits this process's stdin.
+   * The process a job's command will run in, made ready while the job is still being set up:
+   * a gate (GATE_SCRIPT) that moves itself into the job's control groups, says so, drops to the
+   * slot's uid, takes the run's rlimits and waits on fd 3 for the bwrap command line. Null in
+   * unsafe mode. `limits` and `stdin` must be the run's: the command inherits this process's
+   * rlimits and stdin.
    */
   launch(slot: number, limits: Limits, stdin = false): Launch | null {
-    const cgroups = this.options.unsafe ? null : this.options.cgroups;
-    if (!cgroups) return null;
-    const owner = this.ownerFor(slot);
-    const child = spawn("/bin/bash", ["--norc", "--noprofile", "-c", 'mapfile -d "" -t argv <&3 && exec 3<&- && exec "${argv[@]}"'], {
-      cwd: "/",
-      env: {},
-      detached: true,
-      stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe"],
-      ...(owner ?? {}),
-    });
-    const exited = exitOf(child);
+    if (this.options.unsafe) return null;
+    // Asked first: the kernel makes the groups while a spawn below would block this thread.
+    const creating = this.options.cgroups?.create(`slot${slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes }) ?? null;
+    const { child, exited } = (stdin ? null : this.takeSpareGate()) ?? startGate(stdin);
+    const gate = child.stdio[3] as Duplex;
+    const answer = gateAnswer(gate, exited);
     const placed = (async () => {
-      const group = await cgroups.create(`slot${slot}-${randomUUID()}`, { memoryBytes: limits.memory_mb * 1024 * 1024, processes: limits.processes });
-      if (child.pid === undefined) return { group, error: "the job's process did not start" };
+      let group: JobCgroup | null;
       try {
-        await group.attach(child.pid);
-        return { group, error: null };
+        group = await creating;
       } catch (err) {
-        return { group, error: `could not place the job in its control group: ${(err as Error).message}` };
+        return { group: null, error: `could not create the job's control group: ${(err as Error).message}` };
       }
-    })().catch((err: unknown) => ({ group: null, error: `could not create the job's control group: ${(err as Error).message}` }));
-    const gate = child.stdio[3] as Writable;
-    gate.on("error", () => undefined);
+      if (child.pid === undefined) return { group, error: "the job's process did not start" };
+      const owner = this.ownerFor(slot);
+      const dropToSlot = owner ? ["/usr/bin/setpriv", `--reuid=${owner.uid}`, `--regid=${owner.gid}`, "--clear-groups", "--"] : [];
+      const awaitCommand = ["/bin/bash", "--norc", "--noprofile", "-c", 'mapfile -d "" -t argv <&3 && exec 3<&- && exec "${argv[@]}"'];
+      gate.write(nulSeparated([...(group?.joinFiles ?? []), "", ...dropToSlot, ...this.rlimited(limits), ...awaitCommand, ""]));
+      const problem = await answer;
+      return { group, error: problem === null ? null : `could not place the job in its control group: ${problem}` };
+    })();
     return {
       child,
       exited,
@@ -212,56 +218,101 @@ export class Sandbox {
     };
   }
 
+  /**
+   * Sets the sandbox up for `job`: bwrap creates its namespaces and mounts as soon as the
+   * launch is in its control groups, while the caller may still be finishing the workspace
+   * (bind sources must exist now; what is in them may change until the start). The command
+   * itself runs only at `start`/`run` (bwrap `--block-fd`). Resolves once bwrap has its
+   * command line. `launched` must have been launched with stdin when `job.stdin` is set.
+   */
+  async open(job: SandboxRun, launched: Launch | null = null): Promise<OpenRun> {
+    const limits = job.limits;
+    const launch = launched ?? this.launch(job.slot, limits, job.stdin === true);
+    const argv = launch ? [this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command] : [...this.rlimited(limits), ...job.command];
+    const error = launch && (await launch.placed).error;
+    if (launch && !error) (launch.child.stdio[3] as Writable).end(nulSeparated(argv));
+    const start = () => this.begin(job, launch, argv, error);
+    return {
+      start,
+      async run(whileRunning) {
+        const capture = new OutputCapture(limits.output_bytes);
+        const started = await start();
+        if (started.stdout) whileRunning?.();
+        started.stdout?.on("data", (c: Buffer) => capture.append(c));
+        started.stderr?.on("data", (c: Buffer) => capture.append(c));
+        const exit = await started.done;
+        return { ...exit, log: capture.render(), logTruncated: capture.truncated, outputBytes: capture.total };
+      },
+      cancel: async () => {
+        await launch?.cancel();
+      },
+    };
+  }
+
   /** Runs to completion, keeping the first `output_bytes` of stdout and stderr together. */
   async run(job: SandboxRun, launched: Launch | null = null): Promise<SandboxResult> {
-    const capture = new OutputCapture(job.limits.output_bytes);
-    const started = await this.start(job, launched);
-    started.stdout?.on("data", (c: Buffer) => capture.append(c));
-    started.stderr?.on("data", (c: Buffer) => capture.append(c));
-    const exit = await started.done;
-    return { ...exit, log: capture.render(), logTruncated: capture.truncated, outputBytes: capture.total };
+    return (await this.open(job, launched)).run();
   }
 
   /**
    * Starts the command and hands back its pipes unread: the caller must consume stdout and
-   * stderr (the process cannot finish while a full pipe blocks it). `launched` must have been
-   * launched with stdin when `job.stdin` is set.
+   * stderr (the process cannot finish while a full pipe blocks it).
    */
   async start(job: SandboxRun, launched: Launch | null = null): Promise<SandboxProcess> {
-    const limits = job.limits;
+    return (await this.open(job, launched)).start();
+  }
+
+  private get cgroups(): Cgroups | null {
+    return this.options.unsafe ? null : this.options.cgroups;
+  }
+
+  /** prlimit with a run's limits, to put before the command line it applies to. */
+  private rlimited(limits: Limits): string[] {
     const cpuSeconds = Math.ceil(limits.cpu_ms / 1000);
-    const launch = launched ?? this.launch(job.slot, limits, job.stdin === true);
     const rlimits = [`--cpu=${cpuSeconds}:${cpuSeconds + 1}`, `--fsize=${limits.workspace_mb * 1024 * 1024}`, "--core=0", "--nofile=4096"];
     // Without control groups: processes per uid (each slot has its own when the runner is
     // root; otherwise the pool is one job wide, see runner-service.ts) and the data segment as
     // a last resort. Never the address space: WebAssembly and V8 reserve far more than they use.
-    if (!launch) rlimits.push(`--nproc=${limits.processes}`, `--data=${limits.memory_mb * 1024 * 1024}`);
+    if (!this.cgroups) rlimits.push(`--nproc=${limits.processes}`, `--data=${limits.memory_mb * 1024 * 1024}`);
+    return ["/usr/bin/prlimit", ...rlimits, "--"];
+  }
+
+  private takeSpareGate(): Gate | null {
+    for (let gate = this.spareGates.pop(); gate; gate = this.spareGates.pop()) {
+      const { child } = gate;
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) return keepsRunnerAlive(gate, true);
+    }
+    return null;
+  }
+
+  /** Called while a run's command runs, when this thread has nothing else to do. */
+  private stockSpareGates(): void {
+    while (this.spareGates.length < this.running) this.spareGates.push(keepsRunnerAlive(startGate(false), false));
+  }
+
+  private async begin(job: SandboxRun, launch: Launch | null, argv: string[], error: string | null): Promise<SandboxProcess> {
     const owner = this.ownerFor(job.slot);
-    const argv = this.options.unsafe
-      ? ["/usr/bin/prlimit", ...rlimits, "--", ...job.command]
-      : ["/usr/bin/prlimit", ...rlimits, "--", this.options.bwrapPath, ...this.jobArgs(job), "--", ...job.command];
-    const started = performance.now();
     let child: ChildProcess;
     let exited: Promise<Exit>;
     if (launch) {
-      const { error } = await launch.placed;
       if (error) {
         await launch.cancel();
         return { stdin: null, stdout: null, stderr: null, done: Promise.resolve(failedStart(error)) };
       }
       ({ child, exited } = launch);
-      (child.stdio[3] as Writable).end(Buffer.from(argv.map((a) => `${a}\0`).join("")));
+      (child.stdio[4] as Writable).end("\n");
+      setImmediate(() => this.stockSpareGates());
     } else {
-      const env = this.options.unsafe ? { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` } : {};
       child = spawn(argv[0] as string, argv.slice(1), {
-        cwd: this.options.unsafe ? job.workspace : "/",
-        env,
+        cwd: job.workspace,
+        env: { ...job.env, PATH: `${job.env.PATH ?? ""}:${process.env.PATH ?? ""}` },
         detached: true,
         stdio: [job.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-        ...(owner ?? {}),
       });
       exited = exitOf(child);
     }
+    const started = performance.now();
+    this.running++;
     // A command that exits (or closes its stdin) before reading what was written gives EPIPE.
     child.stdin?.on("error", () => undefined);
 
@@ -273,11 +324,12 @@ export class Sandbox {
     const onAbort = () => kill("aborted");
     job.signal.addEventListener("abort", onAbort);
     if (job.signal.aborted) onAbort();
-    const wallTimer = setTimeout(() => kill("wall"), limits.wall_ms);
-    const monitor = this.monitor(child.pid, job, kill, launch === null);
+    const wallTimer = setTimeout(() => kill("wall"), job.limits.wall_ms);
+    const monitor = this.monitor(child.pid, job, kill, this.cgroups === null);
 
     const done = (async (): Promise<SandboxExit> => {
       const outcome = await exited;
+      this.running--;
       clearTimeout(wallTimer);
       job.signal.removeEventListener("abort", onAbort);
       monitor.stop();
@@ -355,15 +407,85 @@ export class Sandbox {
     if (job.reportsDir) args.push("--ro-bind", job.reportsDir, REPORTS_DIR);
     for (const [k, v] of Object.entries(job.env)) args.push("--setenv", k, v);
     // The root is bwrap's own tmpfs: without this, /etc or / would take writes (into memory).
-    args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace);
+    args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace, "--block-fd", "4");
     return args;
   }
 }
 
-/** A job's process started ahead of its command, already in the job's control groups. */
-export interface Launch {
+/** A sandbox being set up for one run; its command waits for `start` or `run`. */
+export interface OpenRun {
+  start(): Promise<SandboxProcess>;
+  /** Like `start`, then waits for the end; `whileRunning` is called once the command runs. */
+  run(whileRunning?: () => void): Promise<SandboxResult>;
+  /** For a run that never starts: kills what was set up and removes its control groups. */
+  cancel(): Promise<void>;
+}
+
+/**
+ * The gate `launch` starts. fd 3 brings the files to write "0" into and then the command to
+ * exec (each list ending with an empty item); the gate answers "ok" (or its error) on fd 3 once
+ * it is in its groups, and only builtins run before that. The command (setpriv, prlimit, a
+ * shell) then waits on fd 3 for the bwrap command line, and bwrap waits on fd 4
+ * (`--block-fd`) until the run starts.
+ */
+const GATE_SCRIPT = [
+  'while IFS= read -r -d "" f <&3 || exit; [ -n "$f" ]; do echo 0 2>&3 >"$f" || exit; done',
+  "echo ok >&3",
+  'argv=(); while IFS= read -r -d "" a <&3 || exit; [ -n "$a" ]; do argv+=("$a"); done',
+  'exec "${argv[@]}"',
+].join("\n");
+
+/** A gate process and its end. */
+interface Gate {
   child: ChildProcess;
   exited: Promise<Exit>;
+}
+
+/**
+ * As the runner, not the slot's uid: only a process moving itself joins a group without the
+ * kernel's slow lock, and only the runner may move a process into one.
+ */
+function startGate(stdin: boolean): Gate {
+  const child = spawn("/bin/bash", ["--norc", "--noprofile", "-c", GATE_SCRIPT], {
+    cwd: "/",
+    env: {},
+    detached: true,
+    stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe", "pipe", "pipe"],
+  });
+  for (const fd of [3, 4]) (child.stdio[fd] as Duplex).on("error", () => undefined);
+  return { child, exited: exitOf(child) };
+}
+
+/** A spare gate must not keep the runner's process alive; a gate in use must. */
+function keepsRunnerAlive(gate: Gate, alive: boolean): Gate {
+  for (const handle of [gate.child, ...gate.child.stdio] as Array<{ ref(): void; unref(): void } | null>) {
+    if (alive) handle?.ref();
+    else handle?.unref();
+  }
+  return gate;
+}
+
+/** Resolves null once the gate says it is in its groups, or with what it said before it ended. */
+function gateAnswer(gate: Duplex, exited: Promise<Exit>): Promise<string | null> {
+  return new Promise((resolve) => {
+    let said = "";
+    const listen = (chunk: Buffer) => {
+      said += chunk.toString("utf8");
+      if (said !== "ok\n") return;
+      gate.off("data", listen);
+      resolve(null);
+    };
+    gate.on("data", listen);
+    void exited.then((exit) => resolve(said.trim() || exit.error || `it ended (${exit.signal ?? `exit code ${exit.code}`})`));
+  });
+}
+
+function nulSeparated(items: string[]): Buffer {
+  return Buffer.from(items.map((item) => `${item}\0`).join(""));
+}
+
+/** A job's process started ahead of its command, moving itself into the job's control groups. */
+export interface Launch extends Gate {
   placed: Promise<{ group: JobCgroup | null; error: string | null }>;
   /** For a job that ends before its command runs: kills the process and removes its groups. */
   cancel(): Promise<void>;

@@ -307,7 +307,7 @@ describe("runner shutdown", () => {
       queued.socket.pause();
       const closing = other.runner.close();
       const late = executionId("late");
-      expect(await other.post("/executions", execution(late, { "main.js": "" }, { language: "node", file: "main.js" }))).toEqual({ status: 503, body: { detail: "runner is shutting down" } });
+      expect(await other.post("/executions", execution(late, { "main.js": "" }, { language: "node", file: "main.js" }))).toEqual({ status: 503, body: { detail: "runner is shutting down", reason: "shutting_down" } });
       running.socket.resume();
       queued.socket.resume();
       await closing;

@@ -15,7 +15,7 @@ import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
 import { NODE_CHILDREN, NODE_ECHO, NODE_IGNORES_TERM, PYTHON_ECHO, PYTHON_IGNORES_TERM } from "./support/programs";
 
 // Real programs under bubblewrap, twice over: with a control group per execution and with the
-// rlimit/uid-sweep fallback (the two ways Sandbox.start spawns and cleans up).
+// rlimit/uid-sweep fallback (the two ways a run is limited and cleaned up).
 const EVENT_TIMEOUT_MS = 20_000;
 const SLOT = 0;
 
