@@ -1,17 +1,15 @@
-import { chmod, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ArtifactCache } from "../src/cache";
-import { type Cgroups, detectCgroups } from "../src/cgroups";
 import {
   type InteractiveExecution, type InteractiveExit, type InteractiveRequest, interactiveArgv, type OutputChunk,
   STDIN_TOTAL_MAX_BYTES, STDIN_WRITE_MAX_BYTES, startInteractive, truncationNotice,
 } from "../src/interactive";
 import { UnsafeInputError } from "../src/safe-path";
 import { Sandbox } from "../src/sandbox";
-import { leaseUidBlock, type UidLease } from "../src/uid-lease";
 import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 import { NODE_CHILDREN, NODE_ECHO, NODE_IGNORES_TERM, PYTHON_ECHO, PYTHON_IGNORES_TERM } from "./support/programs";
 
 // Real programs under bubblewrap, twice over: with a control group per execution and with the
@@ -26,39 +24,19 @@ interface Setup {
   uid: number;
 }
 
-let workRoot: string;
-let lease: UidLease;
-let cgroups: Cgroups | null;
+let real: RealSandboxes;
 const setups = new Map<string, Setup>();
 
 beforeAll(async () => {
-  workRoot = await mkdtemp(join(tmpdir(), "assay-interactive-test-"));
-  lease = leaseUidBlock(64000);
-  cgroups = await detectCgroups();
-  for (const [mode, groups] of [["cgroups", cgroups], ["rlimits", null]] as const) {
-    const workDir = join(workRoot, mode);
-    // The sandbox users must traverse the work dir to reach their bind sources (runner-service.ts).
-    for (const dir of [workRoot, workDir, join(workDir, "jobs")]) {
-      await mkdir(dir, { recursive: true });
-      await chmod(dir, 0o711);
-    }
-    const sandbox = new Sandbox({
-      bwrapPath: "/usr/bin/bwrap", nodeBinary: process.execPath, workDir, sandboxUidBase: lease.base, lintModules: null, unsafe: false, cgroups: groups,
-    });
-    await sandbox.prepare();
-    const probe = sandbox.probe();
-    if (!probe.ok) throw new Error(probe.reason);
+  real = await realSandboxes("interactive", 64000);
+  for (const [mode, { sandbox, workDir }] of real.modes) {
     const cache = new ArtifactCache(join(workDir, "cache"), 1024 ** 3, 1024 ** 3, () => undefined);
     await cache.init();
-    setups.set(mode, { sandbox, workDir, cache, uid: lease.base + SLOT });
+    setups.set(mode, { sandbox, workDir, cache, uid: real.uidBase + SLOT });
   }
 });
 
-afterAll(async () => {
-  await cgroups?.close();
-  lease?.release();
-  await rm(workRoot, { recursive: true, force: true });
-});
+afterAll(() => real?.close());
 
 /** One execution with its chunks recorded and waits on what it prints and how it ends. */
 class Session {

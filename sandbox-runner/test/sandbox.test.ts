@@ -1,52 +1,26 @@
 import { existsSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Cgroups, detectCgroups } from "../src/cgroups";
 import { chownTree, createJobDirs } from "../src/job-execution";
 import { Sandbox, type SandboxRun } from "../src/sandbox";
-import { leaseUidBlock, type UidLease } from "../src/uid-lease";
 import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 
 // A run is opened (bwrap sets itself up) while the runner finishes the workspace, and started
 // later: with a control group per run and with the rlimit/uid-sweep fallback.
 const SLOT = 0;
 
-let workRoot: string;
-let lease: UidLease;
-let cgroups: Cgroups | null;
-const sandboxes = new Map<string, Sandbox>();
+let real: RealSandboxes;
 
 beforeAll(async () => {
-  workRoot = await mkdtemp(join(tmpdir(), "assay-sandbox-test-"));
-  lease = leaseUidBlock(64200);
-  cgroups = await detectCgroups();
-  for (const [mode, groups] of [["cgroups", cgroups], ["rlimits", null]] as const) {
-    const workDir = join(workRoot, mode);
-    // The sandbox users must traverse the work dir to reach their bind sources (runner-service.ts).
-    for (const dir of [workRoot, workDir, join(workDir, "jobs")]) {
-      await mkdir(dir, { recursive: true });
-      await chmod(dir, 0o711);
-    }
-    const sandbox = new Sandbox({
-      bwrapPath: "/usr/bin/bwrap", nodeBinary: process.execPath, workDir, sandboxUidBase: lease.base, lintModules: null, unsafe: false, cgroups: groups,
-    });
-    await sandbox.prepare();
-    const probe = sandbox.probe();
-    if (!probe.ok) throw new Error(probe.reason);
-    sandboxes.set(mode, sandbox);
-  }
+  real = await realSandboxes("sandbox", 64200);
 });
 
-afterAll(async () => {
-  await cgroups?.close();
-  lease?.release();
-  await rm(workRoot, { recursive: true, force: true });
-});
+afterAll(() => real?.close());
 
 async function jobDirs(sandbox: Sandbox, label: string): Promise<{ workspace: string; output: string }> {
-  const dirs = await createJobDirs(join(workRoot, `${label}-${Math.random().toString(36).slice(2)}`));
+  const dirs = await createJobDirs(join(real.workRoot, `${label}-${Math.random().toString(36).slice(2)}`));
   const owner = sandbox.ownerFor(SLOT);
   if (owner) await chownTree([dirs.workspace, dirs.output], owner);
   return dirs;
@@ -59,8 +33,8 @@ function shell(dirs: { workspace: string; output: string }, script: string): San
   };
 }
 
-describe.each(["cgroups", "rlimits"])("an opened run (%s)", (mode) => {
-  const sandbox = () => sandboxes.get(mode) as Sandbox;
+describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
+  const sandbox = () => real.modes.get(mode)!.sandbox;
 
   it("runs nothing before it is started, and then sees what was added to the workspace meanwhile", async () => {
     const dirs = await jobDirs(sandbox(), "held");
@@ -72,7 +46,7 @@ describe.each(["cgroups", "rlimits"])("an opened run (%s)", (mode) => {
     expect(result.exitCode).toBe(0);
     expect(result.log.toString()).toBe("written after the open\n");
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(true);
-    expect(await processesOwnedBy([lease.base + SLOT])).toEqual([]);
+    expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
   });
 
   it("cancelled before it starts, leaves nothing running and runs nothing", async () => {
@@ -80,6 +54,6 @@ describe.each(["cgroups", "rlimits"])("an opened run (%s)", (mode) => {
     const opened = await sandbox().open(shell(dirs, "touch /workspace/ran"));
     await opened.cancel();
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(false);
-    expect(await processesOwnedBy([lease.base + SLOT])).toEqual([]);
+    expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
   });
 });

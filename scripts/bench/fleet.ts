@@ -11,15 +11,14 @@
 //   that more than one runner delivered (from the runners' `callback_delivered` log lines).
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { mintLocalToken } from "../lib/local-token";
 import { launchStack, type Stack } from "../lib/stack";
+import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
 
 const RUNS = Number(process.env.BENCH_FLEET_RUNS ?? 200);
 const RUNS_PER_ATTEMPT = 2;
 const LEASE_SECONDS = 10;
 const DEADLINE_MS = 15 * 60_000;
-const ORG = "bench-fleet";
 const REPO = "assay-demo/slugify-js";
 
 interface Run {
@@ -31,59 +30,24 @@ interface Run {
   finished_at: string | null;
 }
 
-let requests = 0;
-/** One API call; client IPs rotate so the per-IP limits meet many clients, not one. */
-async function api<T>(base: string, method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: T }> {
-  requests += 1;
-  const res = await fetch(`${base}/api/v1${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      "cf-connecting-ip": `10.230.${(requests >> 8) & 255}.${requests & 255}`,
-      ...(body !== undefined && { "content-type": "application/json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
-}
-
-async function ok<T>(what: string, status: number, call: Promise<{ status: number; body: T }>): Promise<T> {
-  const res = await call;
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body;
-}
-
+const { api, expectStatus, readyTask } = benchClient(230);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function readyTask(stack: Stack): Promise<string> {
-  const token = await mintLocalToken({ sub: "bench-fleet-staff", email: "bench-fleet-staff@example.test", role: "interviewer", org: ORG, ttl: "2h" });
-  const body = { pr_url: `${stack.repohostUrl}/${REPO}/pull/1`, visibility: "PUBLIC", organization_id: ORG, tags: ["bench"] };
-  const { task_id } = await ok<{ task_id: string }>("import the demo pull request", 202, api(stack.apiUrl, "POST", "/tasks/import-pr", token, body));
-  for (let i = 0; i < 300; i++) {
-    const task = await ok<{ status: string; failure_reason: string | null }>("read the task", 200, api(stack.apiUrl, "GET", `/tasks/${task_id}`, token));
-    if (task.status === "READY") return task_id;
-    if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
-    await sleep(1000);
-  }
-  throw new Error("the demo task did not become READY");
-}
 
 async function scenario(emit: Emit, runners: number, kill: boolean): Promise<void> {
   const name = `${runners}_runner${runners > 1 ? "s" : ""}${kill ? "_one_killed" : ""}`;
   console.error(`[bench] fleet: ${name}`);
   const stack = await launchStack({ RUNNERS: String(runners), RUNNER_LEASE_SECONDS: String(LEASE_SECONDS) });
   try {
-    const taskId = await readyTask(stack);
+    const taskId = await readyTask(stack.apiUrl, stack.repohostUrl, await benchToken("bench-fleet-staff", "interviewer", "bench-org"));
     const solution = execFileSync("git", ["-C", join(stack.repohostRoot, REPO), "show", "refs/pull/1/head:src/slugify.js"], { encoding: "utf8" });
     const changes = { "src/slugify.js": { op: "upsert", content_b64: Buffer.from(solution).toString("base64") } };
     const attempts = await Promise.all(
       Array.from({ length: Math.ceil(RUNS / RUNS_PER_ATTEMPT) }, async (_, i) => {
-        const sub = `bench-fleet-${name}-${i}`;
-        const token = await mintLocalToken({ sub, email: `${sub}@example.test`, role: "candidate", ttl: "2h" });
-        const { id } = await ok<{ id: string }>("create an attempt", 201, api(stack.apiUrl, "POST", "/attempts", token, { task_id: taskId }));
-        await ok("start", 200, api(stack.apiUrl, "POST", `/attempts/${id}/start`, token));
-        await ok("save", 200, api(stack.apiUrl, "PATCH", `/attempts/${id}/changes`, token, { changes }));
+        const token = await benchToken(`bench-fleet-${name}-${i}`, "candidate");
+        const { body } = await expectStatus("create an attempt", 201, api(stack.apiUrl, "POST", "/attempts", token, { task_id: taskId }));
+        const id = String(body.id);
+        await expectStatus("start", 200, api(stack.apiUrl, "POST", `/attempts/${id}/start`, token));
+        await expectStatus("save", 200, api(stack.apiUrl, "PATCH", `/attempts/${id}/changes`, token, { changes }));
         return { id, token };
       }),
     );
@@ -92,8 +56,8 @@ async function scenario(emit: Emit, runners: number, kill: boolean): Promise<voi
     const runs: { attempt: (typeof attempts)[number]; id: string }[] = await Promise.all(
       Array.from({ length: RUNS }, async (_, i) => {
         const attempt = attempts[Math.floor(i / RUNS_PER_ATTEMPT)]!;
-        const run = await ok<Run>("queue a run", 202, api(stack.apiUrl, "POST", `/attempts/${attempt.id}/runs`, attempt.token, { changed_files: ["src/slugify.js"] }));
-        return { attempt, id: run.id };
+        const { body } = await expectStatus("queue a run", 202, api(stack.apiUrl, "POST", `/attempts/${attempt.id}/runs`, attempt.token, { changed_files: ["src/slugify.js"] }));
+        return { attempt, id: String(body.id) };
       }),
     );
     const final = new Map<string, Run>();
@@ -105,8 +69,8 @@ async function scenario(emit: Emit, runners: number, kill: boolean): Promise<voi
       const open = [...new Set(runs.filter((r) => !final.has(r.id)).map((r) => r.attempt))];
       await Promise.all(
         open.map(async (attempt) => {
-          const page = await ok<{ items: Run[] }>("list runs", 200, api(stack.apiUrl, "GET", `/attempts/${attempt.id}/runs`, attempt.token));
-          for (const run of page.items) if (run.status !== "queued" && run.status !== "RUNNING") final.set(run.id, run);
+          const { body } = await expectStatus("list runs", 200, api(stack.apiUrl, "GET", `/attempts/${attempt.id}/runs`, attempt.token));
+          for (const run of body.items as Run[]) if (run.status !== "queued" && run.status !== "RUNNING") final.set(run.id, run);
         }),
       );
       if (!killed && final.size >= runs.length / 4) killed = await killBusyRunner(stack);
@@ -145,7 +109,6 @@ function tally(values: string[]): Record<string, number> {
 }
 
 export default async function fleetBench(emit: Emit): Promise<void> {
-  if (process.env.BENCH_FLEET_ONLY === "1") return scenario(emit, 1, false);
   await scenario(emit, 1, false);
   await scenario(emit, 2, false);
   await scenario(emit, 2, true);
