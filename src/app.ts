@@ -1,6 +1,7 @@
 import { fromIttyRouter } from "chanfana";
 import { Router, type IRequest } from "itty-router";
 import pkg from "../package.json";
+import { writesRequestLine } from "./domain/request-log";
 import { canonicalPath } from "./domain/request-path";
 import type { Env } from "./env";
 import { preflight, withCors } from "./http/cors";
@@ -132,7 +133,7 @@ function canonicalRequest(request: Request): { request: Request; pathname: strin
   return { request: new Request(url, request), pathname: url.pathname };
 }
 
-/** The Worker's HTTP entry: path, request id, CORS, rate limits, routing, errors, one log line. */
+/** The Worker's HTTP entry: path, request id, CORS, rate limits, routing, errors, a log line where one is due. */
 export async function handleFetch(received: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   const started = Date.now();
   const { request, pathname } = canonicalRequest(received);
@@ -147,16 +148,19 @@ export async function handleFetch(received: Request, env: Env, exec: ExecutionCo
   }
   response.headers.set("X-Request-Id", state.requestId);
   withCors(request, env, response);
-  const line = {
-    request_id: state.requestId,
-    method: request.method,
-    route: (request as IRequest).route ?? null,
-    status: response.status,
-    duration_ms: Date.now() - started,
-    user_id: state.userId ?? null,
-  };
-  // Written once the response is on its way: a log line is not part of the answer's latency.
-  exec.waitUntil(Promise.resolve().then(() => log("info", "request", line)));
+  const durationMs = Date.now() - started;
+  if (writesRequestLine(request.method, response.status, durationMs)) {
+    const line = {
+      request_id: state.requestId,
+      method: request.method,
+      route: (request as IRequest).route ?? null,
+      status: response.status,
+      duration_ms: durationMs,
+      user_id: state.userId ?? null,
+    };
+    // Written once the response is on its way: a log line is not part of the answer's latency.
+    exec.waitUntil(Promise.resolve().then(() => log("info", "request", line)));
+  }
   return response;
 }
 

@@ -1,12 +1,14 @@
 // API throughput and latency: GET /health and an authenticated GET /api/v1/me against the
 // local server (BENCH_API_URL, else a stack of its own started with `npm start`), driven by
 // autocannon, beside a hello-world Worker under the same wrangler dev (the baseline: what the
-// runtime costs on this machine). Each figure is also given as a ratio to the baseline's. The
-// same Worker writing one log line per request, as the API does, shows what that line alone costs
-// under wrangler dev, which relays every console call through its inspector and its terminal; a
-// deployed Worker does not pay that. Client
-// IPs rotate so that the per-IP rate limiter is evaluated on every request without capping the
-// load, as it would be for many clients.
+// runtime costs on this machine). Each figure is also given as a ratio to the baseline's. Two
+// more rows price what wrangler dev charges for the API's platform calls, which a deployed
+// Worker does not pay at that price: `hello_logged`, the same Worker writing one log line per
+// request (wrangler dev relays every console call through its inspector and its terminal), and
+// `hello_limited`, the same Worker asking one rate limiter per request (miniflare simulates the
+// binding with a subrequest to a SQLite-backed Durable Object; /health asks one such scope,
+// /api/v1/me two: docs/limits.md). Client IPs rotate so that the per-IP rate limiter is
+// evaluated on every request without capping the load, as it would be for many clients.
 import autocannon from "autocannon";
 import { mintLocalToken } from "../lib/local-token";
 import { readFileSync } from "node:fs";
@@ -62,6 +64,7 @@ export default async function apiBench(emit: Emit): Promise<void> {
     const targets: { name: string; url: string; headers: Record<string, string> }[] = [
       { name: "hello", url: hello.url, headers: {} },
       { name: "hello_logged", url: `${hello.url}/?log`, headers: {} },
+      { name: "hello_limited", url: `${hello.url}/?limit`, headers: {} },
       { name: "health", url: `${base}/health`, headers: {} },
       { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
     ];

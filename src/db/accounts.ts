@@ -4,7 +4,7 @@ import { staffOrganizations, type MembershipSource, type Role, type Viewer } fro
 import type { SessionClaims } from "../domain/identity";
 import { ExpiringCache } from "../lib/expiring-cache";
 import { newId } from "../lib/ids";
-import type { Database } from "./client";
+import { preparedQuery, type Database } from "./client";
 import { memberships, organizations, plans, users } from "./schema";
 
 export type User = typeof users.$inferSelect;
@@ -89,15 +89,19 @@ export interface MembershipView {
   joined_at: string;
 }
 
-export async function membershipsOf(db: Database, userId: string): Promise<MembershipView[]> {
-  const rows = await db
+const membershipsQuery = preparedQuery((db) =>
+  db
     .select({ m: memberships, org: organizations, plan: plans })
     .from(memberships)
     .innerJoin(organizations, eq(organizations.id, memberships.organizationId))
     .innerJoin(plans, eq(plans.id, organizations.planId))
-    .where(eq(memberships.userId, userId))
+    .where(eq(memberships.userId, sql.placeholder("userId")))
     .orderBy(organizations.id)
-    .all();
+    .prepare(),
+);
+
+export async function membershipsOf(db: Database, userId: string): Promise<MembershipView[]> {
+  const rows = await membershipsQuery(db).all({ userId });
   return rows.map(({ m, org, plan }) => ({
     organization_id: org.id,
     organization_name: org.name,
@@ -108,16 +112,20 @@ export async function membershipsOf(db: Database, userId: string): Promise<Membe
   }));
 }
 
+const membershipQuery = preparedQuery((db) =>
+  db
+    .select({ role: memberships.role, source: memberships.source })
+    .from(memberships)
+    .where(and(eq(memberships.userId, sql.placeholder("userId")), eq(memberships.organizationId, sql.placeholder("organizationId"))))
+    .prepare(),
+);
+
 export async function findMembership(
   db: Database,
   userId: string,
   organizationId: string,
 ): Promise<{ role: Role; source: MembershipSource } | undefined> {
-  return db
-    .select({ role: memberships.role, source: memberships.source })
-    .from(memberships)
-    .where(and(eq(memberships.userId, userId), eq(memberships.organizationId, organizationId)))
-    .get();
+  return membershipQuery(db).get({ userId, organizationId });
 }
 
 /**

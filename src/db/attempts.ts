@@ -2,7 +2,7 @@ import { and, count, desc, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm
 import { attemptAudience, type AttemptAudience, type AttemptRecord, type AttemptStatus } from "../domain/attempts";
 import { roleIn, type Viewer } from "../domain/roles";
 import { staffOrganization } from "./accounts";
-import type { Database } from "./client";
+import { preparedQuery, type Database } from "./client";
 import { mayAttemptAgain } from "./retakes";
 import { rowValues } from "./rows";
 import { attempts, ideTokens, memberships } from "./schema";
@@ -130,13 +130,18 @@ export async function attemptPage(db: Database, where: SQL | undefined, limit: n
 export type IdeTokenRow = typeof ideTokens.$inferSelect;
 
 /** An IDE token by its hash, with the candidate of its attempt. */
-export async function findIdeToken(db: Database, tokenHash: string): Promise<(IdeTokenRow & { candidateId: string }) | undefined> {
-  const row = await db
+/** Every request of an IDE client authenticates with this, a save every few seconds. */
+const ideTokenQuery = preparedQuery((db) =>
+  db
     .select({ token: ideTokens, candidateId: attempts.candidateId })
     .from(ideTokens)
     .innerJoin(attempts, eq(attempts.id, ideTokens.attemptId))
-    .where(eq(ideTokens.tokenHash, tokenHash))
-    .get();
+    .where(eq(ideTokens.tokenHash, sql.placeholder("tokenHash")))
+    .prepare(),
+);
+
+export async function findIdeToken(db: Database, tokenHash: string): Promise<(IdeTokenRow & { candidateId: string }) | undefined> {
+  const row = await ideTokenQuery(db).get({ tokenHash });
   return row && { ...row.token, candidateId: row.candidateId };
 }
 

@@ -22,3 +22,20 @@ export function database(d1: D1Database): Database {
   }
   return db;
 }
+
+/**
+ * A query built once per database instance and run with `sql.placeholder` values. Drizzle's
+ * builders render SQL by walking the schema on every call, which on the hottest reads costs as
+ * much CPU as the rest of the request; a prepared query renders once and binds per call.
+ */
+export function preparedQuery<Q>(build: (db: Database) => Q): (db: Database) => Q {
+  const built = new WeakMap<Database, Q>();
+  return (db) => {
+    let query = built.get(db);
+    if (!query) {
+      query = build(db);
+      built.set(db, query);
+    }
+    return query;
+  };
+}

@@ -17,8 +17,15 @@ export function requestState(request: Request): RequestState {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** A client's X-Request-Id is kept when it is a sane token; otherwise one is generated. */
+/**
+ * A client's X-Request-Id is kept when it is a sane token; otherwise the request's Ray ID, which
+ * Cloudflare sets at its edge and Workers Logs records with the invocation, so that the id a
+ * client quotes finds the request there; otherwise (no Cloudflare in front) one is generated.
+ */
 export function requestIdFor(request: Request): string {
-  const given = request.headers.get("x-request-id");
-  return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  for (const header of ["x-request-id", "cf-ray"]) {
+    const value = request.headers.get(header);
+    if (value && REQUEST_ID.test(value)) return value;
+  }
+  return crypto.randomUUID();
 }

@@ -54,25 +54,45 @@ describe("request ids and logs", () => {
     expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it("one structured log line per request, with route template and user, never the token", async () => {
+  it("takes Cloudflare's Ray ID as the request id when the client sends none", async () => {
+    const res = await call("/health", { headers: { "cf-ray": "8e2f1a3b4c5d6e7f-FRA" } });
+    expect(res.headers.get("x-request-id")).toBe("8e2f1a3b4c5d6e7f-FRA");
+    const client = await call("/health", { headers: { "cf-ray": "8e2f1a3b4c5d6e7f-FRA", "x-request-id": "client-1" } });
+    expect(client.headers.get("x-request-id")).toBe("client-1");
+  });
+
+  it("a structured log line for a write, with route template and user, never the token", async () => {
     const logs = vi.spyOn(console, "log").mockImplementation(() => {});
     const token = await sessionToken({ sub: uniqueSubject(), role: "interviewer", org_id: "org-log" });
-    const res = await call("/api/v1/organizations/org-log/members", { token, headers: { "x-request-id": "log-test-1" } });
+    const res = await call("/api/v1/notifications/read-all", { method: "POST", token, headers: { "x-request-id": "log-test-1" }, body: {} });
     expect(res.status).toBe(200);
-    const lines = logs.mock.calls.map((c) => String(c[0])).filter((l) => l.includes("log-test-1"));
+    const lines = requestLines(logs, "log-test-1");
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!);
     expect(line).toMatchObject({
       level: "info",
-      method: "GET",
-      route: "/api/v1/organizations/:org_id/members",
+      method: "POST",
+      route: "/api/v1/notifications/read-all",
       status: 200,
       user_id: expect.stringMatching(/^usr_/),
     });
     expect(line.duration_ms).toBeGreaterThanOrEqual(0);
     expect(lines[0]).not.toContain(token);
   });
+
+  it("a line for a refused read, none for a successful one", async () => {
+    const logs = vi.spyOn(console, "log").mockImplementation(() => {});
+    const token = await sessionToken({ sub: uniqueSubject(), role: "interviewer", org_id: "org-log" });
+    expect((await call("/api/v1/organizations/org-log/members", { token, headers: { "x-request-id": "log-test-2" } })).status).toBe(200);
+    expect(requestLines(logs, "log-test-2")).toHaveLength(0);
+    expect((await call("/api/v1/organizations/org-other/members", { token, headers: { "x-request-id": "log-test-3" } })).status).toBe(403);
+    expect(JSON.parse(requestLines(logs, "log-test-3")[0]!)).toMatchObject({ method: "GET", status: 403, route: "/api/v1/organizations/:org_id/members" });
+  });
 });
+
+function requestLines(logs: { mock: { calls: unknown[][] } }, requestId: string): string[] {
+  return logs.mock.calls.map((c) => String(c[0])).filter((l) => l.includes(requestId) && l.includes('"msg":"request"'));
+}
 
 describe("CORS", () => {
   it("allows configured origins only", async () => {

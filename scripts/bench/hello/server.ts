@@ -17,7 +17,12 @@ export async function launchHelloWorker(compatibilityDate: string): Promise<Hell
   const state = mkdtempSync(join(tmpdir(), "assay-hello-"));
   // A config of its own: next to the project's wrangler.toml, wrangler would read that one (and its bindings) instead.
   const config = join(state, "wrangler.toml");
-  writeFileSync(config, `name = "assay-bench-hello"\nmain = ${JSON.stringify(join(ROOT, "scripts/bench/hello/worker.ts"))}\ncompatibility_date = "${compatibilityDate}"\n`);
+  // The rate limiter is the API's RL_BURST (wrangler.toml): same period and limit.
+  writeFileSync(
+    config,
+    `name = "assay-bench-hello"\nmain = ${JSON.stringify(join(ROOT, "scripts/bench/hello/worker.ts"))}\ncompatibility_date = "${compatibilityDate}"\n` +
+      `[[ratelimits]]\nname = "RL"\nnamespace_id = "1"\nsimple = { limit = 20, period = 10 }\n`,
+  );
   const child = spawn(
     "npx",
     ["wrangler", "dev", "--config", config, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()),
