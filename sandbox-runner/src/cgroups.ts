@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { access, constants, mkdir, readFile, rmdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
@@ -9,6 +9,10 @@ import { join } from "node:path";
  * write: cgroup v2 (a delegated subtree of the runner's own group, as in a container with
  * cgroupns and a writable /sys/fs/cgroup) and cgroup v1 (writable `memory` and `pids`
  * hierarchies, as on these build machines). docs/limits.md says which is used where.
+ *
+ * A job's groups are made, read and removed with synchronous calls: the control group file
+ * system is the kernel's own and never waits on a disk, so each call takes tens of
+ * microseconds, less than a trip through the thread pool, which a job's set-up keeps busy.
  */
 export interface JobCgroup {
   /**
@@ -18,9 +22,9 @@ export interface JobCgroup {
    */
   readonly joinFiles: string[];
   /** Whether the kernel killed a process of the job for exceeding its memory limit. */
-  memoryKilled(): Promise<boolean>;
+  memoryKilled(): boolean;
   /** Peak memory charged to the job, in bytes; null when the kernel does not say. */
-  memoryPeak(): Promise<number | null>;
+  memoryPeak(): number | null;
   /** Kills every process left in the job's groups and removes them. */
   destroy(): Promise<void>;
 }
@@ -32,7 +36,7 @@ export interface CgroupLimits {
 
 export interface Cgroups {
   readonly version: "v1" | "v2";
-  create(name: string, limits: CgroupLimits): Promise<JobCgroup>;
+  create(name: string, limits: CgroupLimits): JobCgroup;
   /** Removes the runner's parent groups at shutdown, once every job group is gone. */
   close(): Promise<void>;
 }
@@ -116,32 +120,35 @@ class CgroupController implements Cgroups {
     this.version = layout.version;
   }
 
-  async create(name: string, limits: CgroupLimits): Promise<JobCgroup> {
+  create(name: string, limits: CgroupLimits): JobCgroup {
     const { version } = this.layout;
     const memory = join(this.layout.memory, name);
     const pids = join(this.layout.pids, name);
     const dirs = version === "v2" ? [memory] : [memory, pids];
-    // Independent steps are asked at once: each one waits on the kernel's cgroup lock.
+    const made: string[] = [];
     try {
-      await settled(dirs.map((dir) => mkdir(dir)));
+      for (const dir of dirs) {
+        mkdirSync(dir);
+        made.push(dir);
+      }
       if (version === "v2") {
-        await settled([
-          writeFile(join(memory, "memory.max"), String(limits.memoryBytes)),
-          writeFile(join(memory, "memory.swap.max"), "0").catch(() => undefined),
-          writeFile(join(memory, "pids.max"), String(limits.processes)),
-        ]);
+        writeFileSync(join(memory, "memory.max"), String(limits.memoryBytes));
+        try {
+          writeFileSync(join(memory, "memory.swap.max"), "0");
+        } catch {
+          // No swap accounting here: nothing to limit.
+        }
+        writeFileSync(join(memory, "pids.max"), String(limits.processes));
       } else {
-        const memoryLimits = async () => {
-          await writeFile(join(memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
-          // Without this a job could page out to swap past its limit, where the host has swap.
-          if (existsSync(join(memory, "memory.memsw.limit_in_bytes"))) {
-            await writeFile(join(memory, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
-          }
-        };
-        await settled([memoryLimits(), writeFile(join(pids, "pids.max"), String(limits.processes))]);
+        writeFileSync(join(memory, "memory.limit_in_bytes"), String(limits.memoryBytes));
+        // Without this a job could page out to swap past its limit, where the host has swap.
+        if (existsSync(join(memory, "memory.memsw.limit_in_bytes"))) {
+          writeFileSync(join(memory, "memory.memsw.limit_in_bytes"), String(limits.memoryBytes));
+        }
+        writeFileSync(join(pids, "pids.max"), String(limits.processes));
       }
     } catch (err) {
-      for (const dir of dirs) await rmdir(dir).catch(() => undefined);
+      for (const dir of made) removeGroup(dir);
       throw err;
     }
     return new Group(version, memory, dirs);
@@ -163,24 +170,22 @@ class Group implements JobCgroup {
     this.joinFiles = dirs.map((dir) => join(dir, version === "v2" ? "cgroup.procs" : "tasks"));
   }
 
-  async memoryKilled(): Promise<boolean> {
+  memoryKilled(): boolean {
     const file = this.version === "v2" ? "memory.events" : "memory.oom_control";
-    const text = await readFile(join(this.memoryDir, file), "utf8").catch(() => "");
-    return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0) > 0;
+    return Number(/^oom_kill (\d+)$/m.exec(readGroupFile(join(this.memoryDir, file)))?.[1] ?? 0) > 0;
   }
 
-  async memoryPeak(): Promise<number | null> {
+  memoryPeak(): number | null {
     const file = this.version === "v2" ? "memory.peak" : "memory.max_usage_in_bytes";
-    const value = Number((await readFile(join(this.memoryDir, file), "utf8").catch(() => "")).trim());
+    const value = Number(readGroupFile(join(this.memoryDir, file)).trim());
     return Number.isFinite(value) && value > 0 ? value : null;
   }
 
   async destroy(): Promise<void> {
     for (let i = 0; i < 1000; i++) {
       // rmdir succeeds once the last process has exited (EBUSY until then), as it usually has.
-      const removed = await Promise.all(this.dirs.map((d) => rmdir(d).then(() => true, (e: NodeJS.ErrnoException) => e.code === "ENOENT")));
-      if (removed.every(Boolean)) return;
-      for (const pid of new Set((await Promise.all(this.dirs.map(pidsIn))).flat())) {
+      if (this.dirs.map(removeGroup).every(Boolean)) return;
+      for (const pid of new Set(this.dirs.flatMap(pidsIn))) {
         try {
           process.kill(pid, "SIGKILL");
         } catch {
@@ -194,13 +199,24 @@ class Group implements JobCgroup {
   }
 }
 
-/** Like Promise.all, but settles only once every step has ended, so a cleanup never races one. */
-async function settled(steps: Array<Promise<unknown>>): Promise<void> {
-  const failed = (await Promise.allSettled(steps)).find((r) => r.status === "rejected");
-  if (failed) throw failed.reason;
+/** Whether the group is gone: false while processes are left in it. */
+function removeGroup(dir: string): boolean {
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT";
+  }
 }
 
-async function pidsIn(dir: string): Promise<number[]> {
-  const text = await readFile(join(dir, "cgroup.procs"), "utf8").catch(() => "");
-  return text.split("\n").filter((l) => l.trim()).map(Number);
+function readGroupFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
+}
+
+function pidsIn(dir: string): number[] {
+  return readGroupFile(join(dir, "cgroup.procs")).split("\n").filter((l) => l.trim()).map(Number);
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, symlink, unlink } from "node:fs/promises";
+import { lchown, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, symlink, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ArchivePolicy } from "./archive";
 import { createArchive } from "./archive";
@@ -40,6 +40,12 @@ export interface ExecutionTimes {
   startedAt: number;
 }
 
+export interface JobOutcome {
+  callback: Callback;
+  /** Removes the job's directory; nothing in the callback depends on it, so it may come after. */
+  removeFiles(): Promise<void>;
+}
+
 const SNAPSHOT_POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 2 * 1024 ** 3, maxEntries: 200_000, systemLinkPrefixes: [] };
 const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 1024 ** 3, maxEntries: 1_000_000, systemLinkPrefixes: ["/usr/"] };
 const ENVIRONMENT_ENTRIES = ["node_modules", ".venv"];
@@ -58,7 +64,7 @@ const KILL_REASONS: Record<Exclude<KillCause, "wall" | "aborted">, (job: Job) =>
 export const SHUTDOWN_REASON = "runner shutting down: the job was interrupted before it finished";
 
 /** Runs one job from download to uploads and returns the callback body; never throws. */
-export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, signal: AbortSignal, times: ExecutionTimes): Promise<Callback> {
+export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, signal: AbortSignal, times: ExecutionTimes): Promise<JobOutcome> {
   const result = emptyCallback(job);
   const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
   const leases: CacheLease[] = [];
@@ -68,7 +74,6 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   let opened: OpenRun | null = null;
   /** Artifact uploads still in flight; the callback waits for them (see finally). */
   const uploads: Array<Promise<void>> = [];
-  let clearing: Promise<unknown> = Promise.resolve();
   const runStart = { at: 0 };
   try {
     if (ctx.sandboxProblem) {
@@ -138,8 +143,6 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
           if (tree) ctx.cache.copyAhead(tree);
         })
       : null;
-    // Nothing reads a test job's workspace once its run is over: it goes while the reports are read.
-    if (job.kind === "test") clearing = Promise.all([removeTree(workspace), removeTree(output)]);
     await proxy?.close();
     proxy = null;
     if (run) {
@@ -179,12 +182,12 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     await proxy?.close();
     await reports?.close();
     for (const lease of leases) lease.release();
-    await Promise.all([clearing.then(() => removeTree(jobDir)), ...uploads]);
+    await Promise.all(uploads);
   }
   if (runStart.at === 0) result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
   result.timings.queued_ms = Math.round(times.startedAt - times.acceptedAt);
   result.timings.total_ms = Math.round(performance.now() - times.acceptedAt);
-  return result;
+  return { callback: result, removeFiles: () => removeTree(jobDir) };
 }
 
 async function finishTest(
@@ -382,8 +385,21 @@ export async function mountEnvironment(workspace: string, mounts: Mount[], unsaf
   }
 }
 
+/**
+ * Like `chown -R -P`: links are changed themselves, never followed. Each level's entries at
+ * once, in this process: spawning chown costs a job more than walking a workspace does.
+ */
 export async function chownTree(paths: string[], owner: { uid: number; gid: number }): Promise<void> {
-  await runTool("chown", ["-R", "-P", `${owner.uid}:${owner.gid}`, ...paths]);
+  await Promise.all(paths.map((path) => chownDirectory(path, owner)));
+}
+
+async function chownDirectory(dir: string, owner: { uid: number; gid: number }): Promise<void> {
+  await lchown(dir, owner.uid, owner.gid);
+  const entries = await readdir(dir, { withFileTypes: true });
+  await Promise.all(entries.map((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? chownDirectory(path, owner) : lchown(path, owner.uid, owner.gid);
+  }));
 }
 
 /** Removes a directory the runner made, and everything in it; links are removed, never followed. */

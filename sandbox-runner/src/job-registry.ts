@@ -59,6 +59,8 @@ export class JobRegistry<Final extends string = JobStatus> {
 
   async set(jobId: string, state: Tracked<Final>): Promise<void> {
     this.states.set(jobId, { state, at: Date.now() });
+    // Only how an id ended is kept on disk: init forgets the ids it finds queued or running.
+    if (state === "queued" || state === "running") return;
     await writeFile(join(this.dir, `${jobId}.state`), state);
   }
 

@@ -246,6 +246,7 @@ export class RunnerService {
     this.aborts.set(job.job_id, controller);
     if (job.lease) this.leases.hold(job.job_id, job.lease);
     let callback: Callback;
+    let removeFiles: () => Promise<void> = async () => undefined;
     const { priority, attempt_id: attemptId, org_id: orgId } = job.schedule;
     const slot = await this.pool.acquire({ priority, attemptId, orgId }, controller.signal).catch(() => null);
     try {
@@ -257,12 +258,20 @@ export class RunnerService {
       } else {
         await this.registry.set(job.job_id, "running");
         this.log("job_started", { job_id: job.job_id, slot });
-        callback = await executeJob(job, this.context as ExecutionContext, slot, controller.signal, { acceptedAt, startedAt: performance.now() });
+        ({ callback, removeFiles } = await executeJob(job, this.context as ExecutionContext, slot, controller.signal, { acceptedAt, startedAt: performance.now() }));
       }
     } finally {
       if (slot !== null) this.pool.release(slot);
       this.aborts.delete(job.job_id);
     }
+    try {
+      await this.report(job, callback);
+    } finally {
+      await removeFiles();
+    }
+  }
+
+  private async report(job: Job, callback: Callback): Promise<void> {
     const unfinished = this.unfinished.get(job.job_id);
     this.unfinished.delete(job.job_id);
     if (unfinished && job.lease) {
@@ -272,7 +281,8 @@ export class RunnerService {
       else this.leases.drop(job.job_id);
       return;
     }
-    await this.registry.set(job.job_id, callback.status);
+    // The state is set at once (a replay is answered with it); only its file is written meanwhile.
+    const recorded = this.registry.set(job.job_id, callback.status);
     this.log("job_finished", {
       job_id: job.job_id,
       kind: job.kind,
@@ -282,7 +292,10 @@ export class RunnerService {
       counts: callback.counts,
       timings: callback.timings,
     });
-    const delivered = await postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id });
+    const [delivered] = await Promise.all([
+      postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id }),
+      recorded,
+    ]);
     this.leases.drop(job.job_id);
     if (delivered) this.log("callback_delivered", { job_id: job.job_id, status: callback.status });
   }

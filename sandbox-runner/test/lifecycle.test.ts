@@ -1,3 +1,5 @@
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUEUED_SHUTDOWN_REASON } from "../src/runner-service";
 import { SHUTDOWN_REASON } from "../src/job-execution";
@@ -105,6 +107,8 @@ it("shutdown reports the running and the queued job as ERROR and leaves nothing 
   expect(a).toMatchObject({ status: "ERROR", reason: SHUTDOWN_REASON });
   expect(b).toMatchObject({ status: "ERROR", reason: QUEUED_SHUTDOWN_REASON });
   expect(await processesOwnedBy([62500])).toEqual([]);
+  // A job's directory may go after its callback, but never outlives the runner.
+  expect(await readdir(join(h.workDir, "jobs"))).toEqual([]);
   await h.close();
 });
 

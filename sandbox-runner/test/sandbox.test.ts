@@ -1,9 +1,12 @@
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Duplex } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { chownTree, createJobDirs } from "../src/job-execution";
-import { Sandbox, type SandboxRun } from "../src/sandbox";
+import { GATE_SCRIPT, Sandbox, type SandboxRun } from "../src/sandbox";
 import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
 import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 
@@ -49,11 +52,56 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
     expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
   });
 
+  it("gives the command no descriptor of the runner's but its stdio, and an /etc of its own", async () => {
+    const dirs = await jobDirs(sandbox(), "inherited");
+    const result = await sandbox().run(shell(dirs, "ls /proc/$$/fd; echo; cat /etc/passwd; ls /etc/ssl"));
+    expect(result.exitCode).toBe(0);
+    const [fds, etc] = result.log.toString().split("\n\n");
+    expect(fds?.split("\n").sort()).toEqual(["0", "1", "2"]);
+    expect(etc).toMatch(/^sandbox:x:1000:1000:/m);
+    expect(etc).not.toMatch(/private/);
+  });
+
   it("cancelled before it starts, leaves nothing running and runs nothing", async () => {
     const dirs = await jobDirs(sandbox(), "cancelled");
     const opened = await sandbox().open(shell(dirs, "touch /workspace/ran"));
     await opened.cancel();
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(false);
     expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
+  });
+});
+
+describe("host-side steps around a run", () => {
+  it("the gate closes every descriptor the runner inherited but stdio and its own two", async () => {
+    // As a supervisor might leave one: bash opens fd 7 without close-on-exec, then becomes the gate.
+    const gate = spawn("/bin/bash", ["--norc", "--noprofile", "-c", 'exec 7</dev/null; exec /bin/bash --norc --noprofile -c "$0"', GATE_SCRIPT], {
+      stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
+    });
+    const control = gate.stdio[3] as Duplex;
+    control.write("\0");
+    await new Promise((resolve) => control.once("data", resolve));
+    control.end("/bin/bash\0-c\0ls /proc/$$/fd; true\0\0");
+    let listed = "";
+    gate.stdout?.on("data", (c: Buffer) => (listed += c.toString()));
+    await new Promise((resolve) => gate.once("close", resolve));
+    expect(listed.trim().split("\n").sort()).toEqual(["0", "1", "2", "3", "4"]);
+  });
+
+  it("ownership goes to the slot without following a link out of the workspace", async () => {
+    const base = await mkdtemp(join(tmpdir(), "assay-chown-"));
+    onTestFinished(() => rm(base, { recursive: true, force: true }));
+    const host = join(base, "host");
+    await mkdir(join(host, "dir"), { recursive: true });
+    await writeFile(join(host, "secret"), "host");
+    await writeFile(join(host, "dir", "inner"), "host");
+    const workspace = join(base, "workspace");
+    await mkdir(join(workspace, "src"), { recursive: true });
+    await writeFile(join(workspace, "src", "a.js"), "");
+    await symlink(join(host, "secret"), join(workspace, "file-link"));
+    await symlink(join(host, "dir"), join(workspace, "src", "dir-link"));
+    await chownTree([workspace], { uid: 64299, gid: 64299 });
+    for (const path of [workspace, join(workspace, "src"), join(workspace, "src", "a.js")]) expect((await lstat(path)).uid).toBe(64299);
+    for (const link of [join(workspace, "file-link"), join(workspace, "src", "dir-link")]) expect((await lstat(link)).uid).toBe(64299);
+    for (const path of [host, join(host, "secret"), join(host, "dir"), join(host, "dir", "inner")]) expect((await lstat(path)).uid).toBe(process.getuid?.());
   });
 });
