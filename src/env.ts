@@ -54,12 +54,12 @@ export interface Env {
 
   /** Base URL of the sandbox runner; the queue consumer POSTs jobs to `${RUNNER_URL}/jobs`. */
   RUNNER_URL: string;
-  /** Shared with the runner: signs jobs and verifies callbacks (docs/runner-protocol.md). */
   /**
    * Seconds a runner's hold on a job lasts without a heartbeat (docs/runner-protocol.md,
    * "Leases"); default 30. Tests shorten it to see a lost runner's jobs requeued quickly.
    */
   RUNNER_LEASE_SECONDS?: string;
+  /** Shared with the runner: signs jobs and verifies callbacks (docs/runner-protocol.md). */
   RUNNER_SECRET: string;
   /** Signs the Worker's own presigned storage URLs. */
   URL_SIGNING_SECRET: string;

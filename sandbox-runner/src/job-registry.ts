@@ -20,9 +20,9 @@ export class JobRegistry<Final extends string = JobStatus> {
   ) {}
 
   /**
-   * Loads the ids of the last hour. One still queued or running died with the previous
-   * process: it is forgotten, so that when the Worker offers it again (its lease ran out)
-   * it runs rather than being answered as already running.
+   * Loads the ids that ended in the last hour. Only an ended id reaches the disk: one still
+   * queued or running when the previous process died is unknown here, so that when the Worker
+   * offers it again (its lease ran out) it runs rather than being answered as already running.
    */
   async init(): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -30,19 +30,18 @@ export class JobRegistry<Final extends string = JobStatus> {
     for (const name of await readdir(this.dir)) {
       const path = join(this.dir, name);
       const info = await stat(path).catch(() => null);
-      const state = info && info.mtimeMs >= cutoff ? ((await readFile(path, "utf8").catch(() => "ERROR")) as Tracked<Final>) : null;
-      if (state === null || state === "queued" || state === "running") {
+      if (!info || info.mtimeMs < cutoff) {
         await rm(path, { force: true });
         continue;
       }
-      this.states.set(name.replace(/\.state$/, ""), { state, at: info!.mtimeMs });
+      const state = (await readFile(path, "utf8").catch(() => "ERROR")) as Final;
+      this.states.set(name.replace(/\.state$/, ""), { state, at: info.mtimeMs });
     }
   }
 
-  /** Forgets an id whose job this runner gave up unfinished, so that a new offer of it runs. */
-  async forget(jobId: string): Promise<void> {
+  /** Forgets an id whose job this runner gave up unfinished (never on disk), so that a new offer of it runs. */
+  forget(jobId: string): void {
     this.states.delete(jobId);
-    await rm(join(this.dir, `${jobId}.state`), { force: true });
   }
 
   get(jobId: string): Tracked<Final> | null {
@@ -59,7 +58,6 @@ export class JobRegistry<Final extends string = JobStatus> {
 
   async set(jobId: string, state: Tracked<Final>): Promise<void> {
     this.states.set(jobId, { state, at: Date.now() });
-    // Only how an id ended is kept on disk: init forgets the ids it finds queued or running.
     if (state === "queued" || state === "running") return;
     await writeFile(join(this.dir, `${jobId}.state`), state);
   }

@@ -276,7 +276,7 @@ export class RunnerService {
     this.unfinished.delete(job.job_id);
     if (unfinished && job.lease) {
       // Another runner takes it over; were it offered here again, it must run.
-      await this.registry.forget(job.job_id);
+      this.registry.forget(job.job_id);
       if (unfinished === "handed_back") await this.leases.release(job.job_id, callback.reason ?? SHUTDOWN_REASON);
       else this.leases.drop(job.job_id);
       return;

@@ -129,7 +129,6 @@ export async function attemptPage(db: Database, where: SQL | undefined, limit: n
 
 export type IdeTokenRow = typeof ideTokens.$inferSelect;
 
-/** An IDE token by its hash, with the candidate of its attempt. */
 /** Every request of an IDE client authenticates with this, a save every few seconds. */
 const ideTokenQuery = preparedQuery((db) =>
   db
@@ -140,6 +139,7 @@ const ideTokenQuery = preparedQuery((db) =>
     .prepare(),
 );
 
+/** An IDE token by its hash, with the candidate of its attempt. */
 export async function findIdeToken(db: Database, tokenHash: string): Promise<(IdeTokenRow & { candidateId: string }) | undefined> {
   const row = await ideTokenQuery(db).get({ tokenHash });
   return row && { ...row.token, candidateId: row.candidateId };

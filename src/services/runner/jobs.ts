@@ -109,13 +109,12 @@ export async function renewRunnerLeases(env: Env, runnerId: string, held: string
   await endLeases(db, runnerId, released, nowMs);
   await requeueLostJobs(env, nowMs);
   const kept = new Set(renewed);
+  const unrenewed = held.filter((id) => !kept.has(id));
   // A queued job is not lost to it: it may be on its way to this runner (its answer not yet
   // recorded), or requeued, when the runner's result is still welcome.
-  const others = await jobHolders(db, held.filter((id) => !kept.has(id)));
-  const known = new Map(others.map((j) => [j.id, j]));
-  const lost = held.filter((id) => {
+  const known = new Map((await jobHolders(db, unrenewed)).map((j) => [j.id, j]));
+  const lost = unrenewed.filter((id) => {
     const job = known.get(id);
-    if (kept.has(id)) return false;
     return !job || isFinalStatus(job.status) || (job.status === "dispatched" && job.runnerId !== runnerId);
   });
   return { renewed, lost };
