@@ -284,6 +284,8 @@ export interface DiffSection {
   text: string | null;
   /** Empty for a section without text changes (a rename or mode change alone, an empty file, a binary file). */
   hunks: Hunk[];
+  /** A section that changes only the file's mode: its content stays as it is. */
+  modeOnly: boolean;
 }
 
 const EXTENDED_HEADER =
@@ -294,12 +296,14 @@ function parseSection(section: Section): DiffSection | string {
   const lines = text.slice(0, -1).split("\n");
   const gitLine = lines[0] ?? "";
   let status: FileStatus = "modified";
+  let modeChange = false;
   let renameFrom: string | null = null;
   let renameTo: string | null = null;
   let i = 1;
   for (; i < lines.length && EXTENDED_HEADER.test(lines[i] ?? ""); i += 1) {
     const line = lines[i] ?? "";
-    if (line.startsWith("new file mode ")) status = "added";
+    if (line.startsWith("old mode ") || line.startsWith("new mode ")) modeChange = true;
+    else if (line.startsWith("new file mode ")) status = "added";
     else if (line.startsWith("deleted file mode ")) status = "removed";
     else if (line.startsWith("rename from ") || line.startsWith("copy from ")) {
       status = line.startsWith("rename") ? "renamed" : "copied";
@@ -347,11 +351,18 @@ function parseSection(section: Section): DiffSection | string {
   const path = status === "removed" ? oldPath : newPath;
   if (!path) return `cannot tell which file "${gitLine.slice(0, 80)}" changes`;
 
+  // git writes a section only for a change; one with no hunks, no mode, rename or copy line and no
+  // binary marker is a cut-off upload or a client's bug, and read as "unchanged" it would stand for the base.
+  if (status === "modified" && !modeChange && !binary && hunks.length === 0) {
+    return `the section of ${path} changes nothing (no hunk, no mode, rename or copy line): is the diff cut short?`;
+  }
+
   const counts = { additions: countLines(hunks, "+"), deletions: countLines(hunks, "-") };
   const file: PatchFile = { path, status, kind: classifyPath(path), binary, ...counts };
   if ((status === "renamed" || status === "copied") && oldPath) file.previousPath = oldPath;
   const carriedAsBinaryFile = binary && !binaryContent;
-  return { file, binaryHeader: carriedAsBinaryFile ? headerText : null, text: carriedAsBinaryFile ? null : text, hunks };
+  const modeOnly = status === "modified" && !binary && hunks.length === 0;
+  return { file, binaryHeader: carriedAsBinaryFile ? headerText : null, text: carriedAsBinaryFile ? null : text, hunks, modeOnly };
 }
 
 /** Reads a git diff section by section; the reason says what could not be read. No path is changed twice. */

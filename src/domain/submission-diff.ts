@@ -173,12 +173,15 @@ function applyHunks(source: Lines, hunks: readonly Hunk[]): { ok: true; value: L
  * The submission's files: `diff` applied to `base` (path to content, of the base paths that
  * exist as regular files). A rename is the removal of its old path and its new path with the
  * old content, changed; a copy, its new path only. Mode changes are not kept: the overlay
- * holds contents only. Refuses at the first file or hunk that does not apply.
+ * holds contents only, so a mode-only section adds no file. Refuses at the first file or hunk
+ * that does not apply, and a diff that changes no content at all: it would replace the saved
+ * work with the base.
  */
 export function applySubmissionDiff(diff: CheckedDiff, base: ReadonlyMap<string, Uint8Array>): Outcome<SubmittedFile[]> {
   const files: SubmittedFile[] = [];
   const notApplied = (msg: string) => invalid([{ loc: DIFF_LOC, msg: `git_diff does not apply to the task's base: ${msg}`, type: "diff_does_not_apply" }]);
-  for (const { file, hunks } of diff.sections) {
+  for (const { file, hunks, modeOnly } of diff.sections) {
+    if (modeOnly) continue;
     const from = file.status === "added" ? null : (file.previousPath ?? file.path);
     if (file.status !== "modified" && file.status !== "removed" && base.has(file.path)) {
       return notApplied(`the diff creates ${file.path}, which already exists in the base`);
@@ -209,6 +212,15 @@ export function applySubmissionDiff(diff: CheckedDiff, base: ReadonlyMap<string,
     if (file.status === "removed") files.push({ path: file.path, op: "delete" });
     else files.push({ path: file.path, op: "upsert", content: bytes });
     if (file.status === "renamed" && from !== null) files.push({ path: from, op: "delete" });
+  }
+  if (files.length === 0) {
+    return invalid([
+      {
+        loc: DIFF_LOC,
+        msg: "git_diff changes no file's content (mode changes are not kept); send an empty git_diff to submit the saved changes",
+        type: "empty_diff",
+      },
+    ]);
   }
   return { ok: true, value: files };
 }

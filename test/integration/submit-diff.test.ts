@@ -231,10 +231,23 @@ describe("a refused diff locks nothing: the attempt stays IN_PROGRESS with its o
       /^logo\.png: binary diffs are not taken/,
     ],
     ["a file not in the base", section("src/missing.js", "@@ -1 +1 @@\n-a\n+b\n"), "diff_does_not_apply", /src\/missing\.js is not a file of the base/],
+    ["mode changes alone", "diff --git a/src/slugify.js b/src/slugify.js\nold mode 100644\nnew mode 100755\n", "empty_diff", /changes no file's content/],
   ])("%s: 422", async (_name, diff, type, msg) => {
     const { candidate, attempt } = await attemptWithSavedWork();
     await expect422(await submit(candidate.token, attempt.id, { git_diff: diff }), [{ loc: ["body", "git_diff"], type, msg }]);
     await expectUntouched(candidate, attempt.id);
+  });
+
+  it("a bare diff header sent with an IDE session token: 422 naming the file, and the saved work is still the submission later", async () => {
+    const { candidate, attempt } = await attemptWithSavedWork();
+    const session = (await (await openIdeSession(candidate, attempt.id)).json()) as { session_token: string };
+    await expect422(await submit(session.session_token, attempt.id, { git_diff: "diff --git a/src/slugify.js b/src/slugify.js\n", changed_files: ["src/slugify.js"] }), [
+      { loc: ["body", "git_diff"], type: "invalid_diff", msg: /the section of src\/slugify\.js changes nothing/ },
+    ]);
+    await expectUntouched(candidate, attempt.id);
+    expect((await submit(session.session_token, attempt.id, {})).status).toBe(202);
+    const frozen = await attemptStub(attempt.id).frozenOverlay();
+    expect(frozen?.map((f) => [f.path, new TextDecoder().decode(f.content!)])).toEqual([["src/only-saved.js", "saved\n"]]);
   });
 
   it("a diff whose files break an overlay limit: 413 naming it", async () => {

@@ -122,13 +122,25 @@ describe("applying git's own diffs to the base gives the files git has", () => {
     await git(dir, "add", "-A");
     const withMode = await git(dir, "diff", "--cached", "-M");
     expect(withMode).toMatch(/new mode 100755/);
-    const files = value(apply(value(check(withMode)), base));
+    const files = value(apply(value(check(withMode, { changedFiles: ["a.bin", "b.bin", "run.sh"] })), base));
+    // The mode-only section counts as changed (changed_files) but adds no file: the content stays the base's.
     expect(files).toEqual([
       { path: "b.bin", op: "upsert", content: blob },
       { path: "a.bin", op: "delete" },
-      { path: "run.sh", op: "upsert", content: bytes("echo hi\n") },
     ]);
     expect(diff).toMatch(/similarity index 100%/);
+  });
+
+  it("a diff of mode changes alone changes no content: 422 empty_diff, so it cannot stand for the saved work", async () => {
+    const base = { "run.sh": "echo hi\n" };
+    const { dir } = await gitDiff(base, {});
+    await exec("chmod", ["+x", path.join(dir, "run.sh")]);
+    await git(dir, "add", "-A");
+    const modeOnly = await git(dir, "diff", "--cached");
+    expect(modeOnly).toBe("diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n");
+    expect(issues(apply(value(check(modeOnly)), base))).toEqual([
+      { loc: ["body", "git_diff"], type: "empty_diff", msg: expect.stringMatching(/changes no file's content/) },
+    ]);
   });
 
   it("a large file with a hunk every few lines applies in one pass", async () => {
@@ -206,6 +218,17 @@ describe("a diff that does not apply names the first hunk that fails", () => {
     ],
   ])("%s", (_name, text, msg) => {
     expect(issues(apply(value(check(text)), { ...base, "x.js": "x\n" }))[0]?.msg).toMatch(msg);
+  });
+
+  it.each([
+    ["a bare header (#30: it used to submit the base and drop the saved work)", "diff --git a/src/parse.js b/src/parse.js\n"],
+    ["a header and its index line", "diff --git a/src/parse.js b/src/parse.js\nindex 0123456..789abcd 100644\n"],
+    ["file names without hunks", "diff --git a/src/parse.js b/src/parse.js\n--- a/src/parse.js\n+++ b/src/parse.js\n"],
+    ["a good section, then a bare header", `diff --git a/src/a.js b/src/a.js\n--- a/src/a.js\n+++ b/src/a.js\n@@ -1 +1 @@\n-l1\n+L1\ndiff --git a/src/parse.js b/src/parse.js\n`],
+  ])("a section that changes nothing is refused, naming its file: %s", (_name, text) => {
+    expect(issues(check(text))).toEqual([
+      { loc: ["body", "git_diff"], type: "invalid_diff", msg: expect.stringMatching(/the section of src\/parse\.js changes nothing/) },
+    ]);
   });
 
   it("a base file that is not UTF-8 cannot be changed by a text diff", () => {
