@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { defaultWorkDir } from "../sandbox-runner/src/config";
 import { readDevVars } from "./lib/dev-vars";
+import { hostExtraCaCerts } from "./lib/host-ca";
 import { DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
 import { type Backend, startBalancer } from "./lib/runner-balancer";
 import { freePort } from "./lib/stack";
@@ -64,7 +65,9 @@ process.on("SIGTERM", () => stop(0));
 start("repohost", "tsx", ["scripts/dev-repohost/main.ts"], { DEV_REPOHOST_PORT: String(repohostPort) });
 // Writes the Worker's outbox e-mails to DEV_MAIL_OUTBOX (.dev/outbox by default).
 start("mail", "tsx", ["scripts/dev-mail/main.ts"], { DEV_MAIL_PORT: String(mailPort) });
-const runnerEnv = { RUNNER_HOST: host, RUNNER_SECRET: vars.RUNNER_SECRET ?? "" };
+const extraCa = hostExtraCaCerts();
+const runnerEnv = { RUNNER_HOST: host, RUNNER_SECRET: vars.RUNNER_SECRET ?? "", RUNNER_EXTRA_CA_CERTS: extraCa ?? "" };
+if (extraCa) console.error(`[dev] prepare sandboxes trust the CA certificates in ${extraCa} (RUNNER_EXTRA_CA_CERTS)`);
 if (runners === 1) {
   start("runner", "tsx", ["sandbox-runner/src/main.ts"], { ...runnerEnv, RUNNER_PORT: String(runnerPort) });
 } else {

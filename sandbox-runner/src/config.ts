@@ -32,6 +32,9 @@ const envSchema = z.object({
   RUNNER_LINT_MODULES: z.string().min(1).optional(),
   RUNNER_EGRESS_EXTRA_HOSTS: z.string().optional(),
   RUNNER_CGROUPS: z.enum(["auto", "off"]).default("auto"),
+  RUNNER_EXTRA_CA_CERTS: z.string().optional(),
+  RUNNER_NODE_BINARIES: z.string().optional(),
+  RUNNER_PACKAGE_CACHE_DIR: z.string().min(1).optional(),
 });
 
 export interface RunnerConfig {
@@ -58,8 +61,20 @@ export interface RunnerConfig {
   egressExtraHosts: string[];
   /** Per-job control groups when the runner can create them ("auto"), or never ("off"). */
   cgroups: "auto" | "off";
-  /** Node binary made visible inside the sandbox as /opt/node/bin/node. */
+  /** The default Node binary, made visible inside the sandbox as /opt/node/bin/node. */
   nodeBinary: string;
+  /**
+   * Further Node binaries a repository may ask for (engines, .nvmrc), by path; the runner reads
+   * their versions at start. The default binary is always among them (install.ts, "Node").
+   */
+  extraNodeBinaries: string[];
+  /**
+   * PEM file of CA certificates the prepare sandbox trusts besides the system's: the CA of a
+   * TLS-inspecting proxy between the runner and the registries. Null: the system's only.
+   */
+  extraCaCerts: string | null;
+  /** Package caches (npm, pnpm, yarn), one per organization and slot, kept across prepare jobs. */
+  packageCacheDir: string;
   /** node_modules directory holding eslint, @eslint/js, typescript-eslint and typescript for lint jobs. */
   lintModules: string | null;
   /** First uid of the per-slot sandbox users, used when the runner itself runs as root. */
@@ -92,6 +107,9 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
     egressExtraHosts: defaultExtraHosts(input.pipIndexUrl ?? "https://pypi.org/simple"),
     cgroups: "auto",
     nodeBinary: process.execPath,
+    extraNodeBinaries: [],
+    extraCaCerts: null,
+    packageCacheDir: join(input.workDir ?? defaultWorkDir, "package-cache"),
     lintModules: defaultLintModules(),
     sandboxUidBase: 61000,
     maxDownloadBytes: 1024 ** 3,
@@ -122,9 +140,17 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     npmRegistry: e.RUNNER_NPM_REGISTRY,
     pipIndexUrl: e.RUNNER_PIP_INDEX_URL,
     cgroups: e.RUNNER_CGROUPS,
+    extraCaCerts: e.RUNNER_EXTRA_CA_CERTS ? resolve(e.RUNNER_EXTRA_CA_CERTS) : null,
+    extraNodeBinaries: e.RUNNER_NODE_BINARIES === undefined ? systemNodeBinaries() : e.RUNNER_NODE_BINARIES.split(",").map((p) => p.trim()).filter(Boolean).map((p) => resolve(p)),
+    packageCacheDir: resolve(e.RUNNER_PACKAGE_CACHE_DIR ?? join(resolve(e.RUNNER_WORK_DIR), "package-cache")),
     ...(e.RUNNER_EGRESS_EXTRA_HOSTS !== undefined && { egressExtraHosts: e.RUNNER_EGRESS_EXTRA_HOSTS.split(",").map((h) => h.trim()).filter(Boolean) }),
     ...(e.RUNNER_LINT_MODULES ? { lintModules: resolve(e.RUNNER_LINT_MODULES) } : {}),
   });
+}
+
+/** The system's own Node, when it is not the runner's: a second version repositories may ask for. */
+function systemNodeBinaries(): string[] {
+  return ["/usr/bin/node", "/usr/local/bin/node"].filter((p) => existsSync(p) && p !== process.execPath).slice(0, 1);
 }
 
 function defaultExtraHosts(pipIndexUrl: string): string[] {

@@ -7,18 +7,22 @@ import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
-import { planTests, readManifest, readPackageJson, type TestPlan } from "./frameworks";
+import { planTests, type TestPlan } from "./frameworks";
+import { chooseNode, explainInstallFailure, planInstall, readRepoFacts, type NodeChoice, type RepoFacts } from "./install";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
-import type { Artifact, Callback, Job, LintReport, TestResult } from "./job-schema";
+import type { Artifact, Callback, InstallReport, Job, LintReport, TestResult } from "./job-schema";
 import type { Logger } from "./log";
 import { tail } from "./output-capture";
 import { applyPatch } from "./patches";
 import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
-import { countResults, parseJUnit, parseLcov, ReportError } from "./reports";
+import { countResults, parseLcov, parseTestReport, ReportError } from "./reports";
 import { ReportChannel } from "./report-channel";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
-import { EGRESS_SOCKET, type KillCause, type Launch, type OpenRun, REPORTS_DIR, type Sandbox, SANDBOX_PATHS, type SandboxPaths, type SandboxResult } from "./sandbox";
+import {
+  CA_BUNDLE_FILE, EGRESS_SOCKET, EXTRA_CA_FILE, type KillCause, type Launch, type OpenRun, PACKAGE_CACHE_DIR, REPORTS_DIR, type Sandbox,
+  SANDBOX_PATHS, type SandboxPaths, type SandboxResult,
+} from "./sandbox";
 import { TransferError, upload } from "./transfer";
 import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";
 
@@ -51,7 +55,6 @@ const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 
 const ENVIRONMENT_ENTRIES = ["node_modules", ".venv"];
 const REPORT_MAX_BYTES = 64 * 1024 * 1024;
 const LOG_TAIL_BYTES = 8192;
-const REQUIREMENT_FILES = ["requirements.txt", "requirements-dev.txt", "requirements-test.txt"];
 /** The port the egress bridge listens on inside a prepare job's sandbox (its own loopback). */
 const PROXY_PORT = 3128;
 
@@ -68,13 +71,13 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   const result = emptyCallback(job);
   const jobDir = join(ctx.config.workDir, "jobs", `${job.job_id}-${Math.random().toString(36).slice(2, 8)}`);
   const leases: CacheLease[] = [];
-  let proxy: EgressProxy | null = null;
   let reports: ReportChannel | null = null;
   let launch: Launch | null = null;
   let opened: OpenRun | null = null;
   /** Artifact uploads still in flight; the callback waits for them (see finally). */
   const uploads: Array<Promise<void>> = [];
   const runStart = { at: 0 };
+  const outcome: JobOutcome = { callback: result, removeFiles: () => removeTree(jobDir) };
   try {
     if (ctx.sandboxProblem) {
       throw new UnsafeInputError(`${ctx.sandboxProblem}; refusing to run untrusted code without the sandbox (RUNNER_UNSAFE_NO_SANDBOX=1 allows it for local development only)`);
@@ -102,8 +105,8 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       junit: `${reportsInside}/junit`,
       lcov: `${reportsInside}/lcov`,
       coverageConfig: `${inside.toolsDir}/coveragerc`,
-      nodeJunitReporter: `${inside.toolsDir}/junit-reporter.mjs`,
-      nodeLcovReporter: `${inside.toolsDir}/lcov-reporter.mjs`,
+      node: `${inside.nodeBinDir}/node`,
+      tools: inside.toolsDir,
     };
     const plan = await planTests(workspace, job.test, reportPaths, job.coverage_files).catch((err: unknown) => {
       if (job.kind === "prepare" && err instanceof UnsafeInputError) return null;
@@ -112,23 +115,36 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     result.framework = plan?.framework ?? null;
     result.command = plan?.command ?? null;
 
-    // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
-    const env = sandboxEnv(ctx.config, job, inside, reportPaths, !unsafe);
-    let command = job.kind === "prepare" ? await prepareCommand(workspace) : (plan as TestPlan).argv;
-    if (command && job.kind === "prepare" && !unsafe) {
-      proxy = await EgressProxy.start(join(jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id });
-      command = [`${inside.nodeBinDir}/node`, `${inside.toolsDir}/egress-bridge.mjs`, EGRESS_SOCKET, String(PROXY_PORT), ...command];
+    const facts = await readRepoFacts(workspace);
+    const node = chooseNode(facts.nodeRange, ctx.sandbox.nodeVersions, job.runtime.node);
+    if (job.kind === "prepare") {
+      await launch?.cancel();
+      launch = null;
+      const owner = ctx.sandbox.ownerFor(slot);
+      if (owner) await chownTree([workspace, output], owner);
+      result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
+      runStart.at = performance.now();
+      const installed = await runInstall(job, ctx, { workspace, output, jobDir, slot, signal, inside, facts, node, times });
+      result.timings.run_ms = Math.round(performance.now() - runStart.at);
+      result.install = installed.report;
+      result.exit_code = installed.exitCode;
+      result.log_tail = tail(installed.log, LOG_TAIL_BYTES);
+      uploads.push(tryUpload(job.uploads.log, installed.log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
+        result.artifacts.log = ok;
+      }));
+      await finishPrepare(job, ctx, installed, workspace, jobDir, result);
+      return outcome;
     }
+    const env = { ...plan?.env, ...sandboxEnv(ctx.config, job, inside, reportPaths, false) };
+    const command = (plan as TestPlan).argv;
     // The sandbox sets itself up while the steps below finish the workspace; the command waits for `run`.
-    if (command) {
-      opened = await ctx.sandbox.open(
-        {
-          workspace, output, reportsDir, readOnlyMounts: unsafe ? [] : mounts,
-          egressSocket: proxy?.socketPath ?? null, command, env, limits: job.limits, slot, signal,
-        },
-        launch,
-      );
-    } else await launch?.cancel();
+    opened = await ctx.sandbox.open(
+      {
+        workspace, output, reportsDir, readOnlyMounts: unsafe ? [] : mounts,
+        egressSocket: null, command, env, limits: job.limits, slot, signal, nodeVersion: node.version,
+      },
+      launch,
+    );
     launch = null;
     if (reportsDir) reports = await ReportChannel.open(reportsDir, REPORT_MAX_BYTES);
     const canaries = plan && job.test.canaries && job.test.files ? await placeCanaries(workspace, plan.framework, job.test.files) : null;
@@ -143,20 +159,15 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
           if (tree) ctx.cache.copyAhead(tree);
         })
       : null;
-    await proxy?.close();
-    proxy = null;
     if (run) {
       result.timings.run_ms = run.runMs;
       result.exit_code = run.exitCode;
       result.log_truncated = run.logTruncated;
       result.log_tail = tail(run.log, LOG_TAIL_BYTES);
     }
-    const finishing =
-      job.kind === "prepare"
-        ? finishPrepare(job, ctx, run, workspace, jobDir, result)
-        : finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result, uploads);
+    const finishing = finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result, uploads);
     // After finishTest has asked for the reports, so that their reading and this upload overlap.
-    const log = run ? run.log : Buffer.from("nothing to install\n");
+    const log = run ? run.log : Buffer.alloc(0);
     uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
       result.artifacts.log = ok;
     }));
@@ -179,15 +190,14 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
   } finally {
     await opened?.cancel();
     await launch?.cancel();
-    await proxy?.close();
     await reports?.close();
     for (const lease of leases) lease.release();
     await Promise.all(uploads);
+    if (runStart.at === 0) result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
+    result.timings.queued_ms = Math.round(times.startedAt - times.acceptedAt);
+    result.timings.total_ms = Math.round(performance.now() - times.acceptedAt);
   }
-  if (runStart.at === 0) result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
-  result.timings.queued_ms = Math.round(times.startedAt - times.acceptedAt);
-  result.timings.total_ms = Math.round(performance.now() - times.acceptedAt);
-  return { callback: result, removeFiles: () => removeTree(jobDir) };
+  return outcome;
 }
 
 async function finishTest(
@@ -203,7 +213,7 @@ async function finishTest(
       result.artifacts.junit = ok;
     }));
     try {
-      tests = parseJUnit(junit.toString("utf8"), insideWorkspace);
+      tests = parseTestReport(plan.report, junit.toString("utf8"), insideWorkspace);
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;
       reportProblem = err.message;
@@ -244,16 +254,19 @@ async function finishTest(
   } else [result.status, result.reason] = ["SUCCEEDED", null];
 }
 
-async function finishPrepare(job: Job, ctx: ExecutionContext, run: SandboxResult | null, workspace: string, jobDir: string, result: Callback): Promise<void> {
-  if (run?.killedFor === "aborted") throw new UnsafeInputError(SHUTDOWN_REASON);
-  if (run?.killedFor === "wall") {
-    [result.status, result.reason] = ["TIMED_OUT", `wall-clock limit of ${job.limits.wall_ms} ms reached while installing dependencies`];
+/**
+ * The environment as the install left it, failed steps and all: the validation runs decide
+ * whether the tests can run in it, and the task's reason names the failed step when they cannot.
+ * Only a job stopped as a whole (shutdown, its time limit) ends here.
+ */
+async function finishPrepare(job: Job, ctx: ExecutionContext, installed: Installed, workspace: string, jobDir: string, result: Callback): Promise<void> {
+  if (installed.stopped === "aborted") throw new UnsafeInputError(SHUTDOWN_REASON);
+  if (installed.stopped === "wall") {
+    const step = installed.report.steps.at(-1)?.name ?? "the install";
+    [result.status, result.reason] = ["TIMED_OUT", `${step} ran past the prepare job's time limit of ${Math.round(job.limits.wall_ms / 1000)} s and was stopped`];
     return;
   }
-  if (run?.spawnError) throw new UnsafeInputError(`could not start the sandbox: ${run.spawnError}`);
-  if (run?.killedFor) [result.status, result.reason] = ["FAILED", KILL_REASONS[run.killedFor](job)];
-  else if (run && run.exitCode !== 0) [result.status, result.reason] = ["FAILED", `dependency installation failed (exit code ${run.exitCode ?? `signal ${run.signal}`})`];
-  if (result.status === "FAILED") return;
+  if (installed.spawnError) throw new UnsafeInputError(`could not start the sandbox: ${installed.spawnError}`);
 
   const entries: string[] = [];
   for (const name of ENVIRONMENT_ENTRIES) {
@@ -274,6 +287,133 @@ async function finishPrepare(job: Job, ctx: ExecutionContext, run: SandboxResult
   result.environment = { sha256, size };
 }
 
+interface Installed {
+  report: InstallReport;
+  log: Buffer;
+  exitCode: number | null;
+  /** Set when the job as a whole was stopped during a step: no later step ran. */
+  stopped: "wall" | "aborted" | null;
+  spawnError: string | null;
+}
+
+interface InstallPlace {
+  workspace: string;
+  output: string;
+  jobDir: string;
+  slot: number;
+  signal: AbortSignal;
+  inside: SandboxPaths;
+  facts: RepoFacts;
+  node: NodeChoice;
+  times: ExecutionTimes;
+}
+
+/**
+ * Runs the install steps (install.ts) one sandbox run each, all through one egress proxy and
+ * within the job's one wall-clock limit. A failed step is logged, explained and, where it has
+ * one, followed by its fallback; the steps after it still run.
+ */
+async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace): Promise<Installed> {
+  const { facts, node, inside } = place;
+  const steps = planInstall(facts, job.install.command);
+  const python = ctx.sandbox.pythonVersion;
+  const report: InstallReport = { steps: [], failure: null, node: node.version, node_note: node.note, python: steps.some((s) => s.argv[0]?.includes("python")) ? python : null };
+  const log: Buffer[] = [Buffer.from(`# ${node.note}\n`)];
+  const installed: Installed = { report, log: Buffer.alloc(0), exitCode: null, stopped: null, spawnError: null };
+  if (job.runtime.python && python && !python.startsWith(`${job.runtime.python}.`) && python !== job.runtime.python) {
+    report.failure = `Python ${job.runtime.python} was stated, but the runner has Python ${python} only: state ${python.split(".").slice(0, 2).join(".")} or leave the version out`;
+    log.push(Buffer.from(`# ${report.failure}\n`));
+  }
+  if (steps.length === 0) log.push(Buffer.from("# nothing to install: no dependencies declared\n"));
+  const unsafe = ctx.sandbox.unsafe;
+  const proxy = steps.length > 0 && !unsafe ? await EgressProxy.start(join(place.jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id }) : null;
+  const cacheHost = steps.length > 0 ? await packageCache(ctx, job, place.slot) : null;
+  // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
+  const env = sandboxEnv(ctx.config, job, inside, { junit: "", lcov: "" }, proxy !== null);
+  if (cacheHost) Object.assign(env, packageCacheEnv(unsafe ? cacheHost : PACKAGE_CACHE_DIR));
+  if (ctx.sandbox.hasExtraCaCerts) Object.assign(env, caEnv(inside.toolsDir));
+  const deadline = place.times.startedAt + job.limits.wall_ms;
+  try {
+    for (const step of steps) {
+      const first = await runStep(step.name, step.argv);
+      if (first === "stop") break;
+      if (first.ok) continue;
+      let hint = first.hint;
+      if (step.fallback && !installed.stopped) {
+        log.push(Buffer.from(`# ${step.fallback.note}\n`));
+        const again = await runStep(step.fallback.name, step.fallback.argv);
+        if (again === "stop") break;
+        if (again.ok) hint = null;
+      }
+      report.failure ??= hint;
+    }
+  } finally {
+    await proxy?.close();
+  }
+  installed.log = Buffer.concat(log);
+  return installed;
+
+  async function runStep(name: string, argv: string[]): Promise<{ ok: boolean; hint: string | null } | "stop"> {
+    const remaining = Math.max(100, Math.round(deadline - performance.now()));
+    const command = proxy ? [`${inside.nodeBinDir}/node`, `${inside.toolsDir}/egress-bridge.mjs`, EGRESS_SOCKET, String(PROXY_PORT), ...argv] : argv;
+    log.push(Buffer.from(`\n==> ${name}\n`));
+    const started = performance.now();
+    const run = await ctx.sandbox.run({
+      workspace: place.workspace, output: place.output, reportsDir: null, readOnlyMounts: [], egressSocket: proxy?.socketPath ?? null,
+      command, env, limits: { ...job.limits, wall_ms: remaining }, slot: place.slot, signal: place.signal, nodeVersion: node.version,
+      packageCache: unsafe ? null : cacheHost,
+    });
+    log.push(run.log);
+    installed.exitCode = run.exitCode;
+    const ok = run.exitCode === 0 && !run.killedFor && !run.spawnError;
+    const text = tail(run.log, LOG_TAIL_BYTES);
+    const hint = ok
+      ? null
+      : run.killedFor && run.killedFor !== "wall" && run.killedFor !== "aborted"
+        ? `${name} failed: ${KILL_REASONS[run.killedFor](job)}`
+        : explainInstallFailure(name, run.exitCode, text);
+    report.steps.push({ name, exit_code: run.exitCode, ok, duration_ms: Math.round(performance.now() - started), hint });
+    if (!ok) log.push(Buffer.from(`# ${hint}\n`));
+    if (run.spawnError) installed.spawnError = run.spawnError;
+    if (run.killedFor === "wall" || run.killedFor === "aborted") installed.stopped = run.killedFor;
+    return installed.stopped || run.spawnError ? "stop" : { ok, hint };
+  }
+}
+
+/**
+ * The organization's package caches for this slot: kept across prepare jobs so a second
+ * install of the same packages downloads nothing. One per organization, so no tenant's install
+ * script can plant a package another tenant's install would take from the cache; one per slot,
+ * so each belongs to the one sandbox user that writes it.
+ */
+async function packageCache(ctx: ExecutionContext, job: Job, slot: number): Promise<string> {
+  const org = createHash("sha256").update(job.schedule.org_id ?? "").digest("hex").slice(0, 16);
+  const dir = join(ctx.config.packageCacheDir, org, `slot${slot}`);
+  // The sandbox users pass through the parents (0711) into their own slot's directory only.
+  await mkdir(dirname(dir), { recursive: true, mode: 0o711 });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const owner = ctx.sandbox.ownerFor(slot);
+  if (owner) await lchown(dir, owner.uid, owner.gid);
+  return dir;
+}
+
+function packageCacheEnv(dir: string): Record<string, string> {
+  return {
+    npm_config_cache: `${dir}/npm`,
+    // pnpm keeps its store and metadata under the XDG directories (npm would warn of a store-dir setting).
+    XDG_DATA_HOME: `${dir}/xdg-data`,
+    XDG_CACHE_HOME: `${dir}/xdg-cache`,
+    YARN_CACHE_FOLDER: `${dir}/yarn`,
+    PIP_CACHE_DIR: `${dir}/pip`,
+  };
+}
+
+/** The extra CA certificates (sandbox.ts, prepareCaFiles) for Node, npm, pip and OpenSSL. */
+function caEnv(toolsDir: string): Record<string, string> {
+  const bundle = `${toolsDir}/${CA_BUNDLE_FILE}`;
+  return { NODE_EXTRA_CA_CERTS: `${toolsDir}/${EXTRA_CA_FILE}`, PIP_CERT: bundle, SSL_CERT_FILE: bundle, REQUESTS_CA_BUNDLE: bundle };
+}
+
 /** Lints the copies staged before the tests, in a sandbox run of its own (no network, fixed limits). */
 async function lintStaged(order: string[], input: LintInput, ctx: ExecutionContext, jobDir: string, slot: number, signal: AbortSignal): Promise<LintReport> {
   const output = join(jobDir, "lint-out");
@@ -285,23 +425,6 @@ async function lintStaged(order: string[], input: LintInput, ctx: ExecutionConte
   return runLint(input, order, inside, output, ctx.sandbox.eslintProblem, (command, env) =>
     ctx.sandbox.run({ workspace: input.dir, output, reportsDir: null, readOnlyMounts: [], egressSocket: null, command, env, limits: LINT_LIMITS, slot, signal }),
   );
-}
-
-/** Fixed shell text only; nothing from the job is interpolated into it. */
-async function prepareCommand(workspace: string): Promise<string[] | null> {
-  const steps: string[] = [];
-  const pkg = await readPackageJson(workspace);
-  const deps = { ...pkg?.dependencies, ...pkg?.devDependencies, ...pkg?.optionalDependencies };
-  if (pkg && Object.keys(deps).length > 0) {
-    steps.push((await readManifest(workspace, "package-lock.json")) !== null ? "npm ci --no-audit --no-fund" : "npm install --no-audit --no-fund");
-  }
-  const requirements: string[] = [];
-  for (const name of REQUIREMENT_FILES) if ((await readManifest(workspace, name)) !== null) requirements.push(name);
-  if (requirements.length > 0) {
-    steps.push("/usr/bin/python3 -m venv --system-site-packages .venv");
-    steps.push(`.venv/bin/python -m pip install ${requirements.map((r) => `-r ${r}`).join(" ")}`);
-  }
-  return steps.length === 0 ? null : ["/bin/sh", "-c", `set -e\n${steps.join("\n")}`];
 }
 
 function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, reports: { junit: string; lcov: string }, viaProxy: boolean): Record<string, string> {
@@ -333,9 +456,18 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, report
       npm_config_registry: config.npmRegistry,
       npm_config_cache: "/tmp/.npm",
       npm_config_update_notifier: "false",
+      // A registry that cannot be reached fails the step in seconds, not after npm's minutes of retries.
+      npm_config_fetch_retries: "1",
+      npm_config_fetch_retry_mintimeout: "2000",
+      npm_config_fetch_retry_maxtimeout: "10000",
+      YARN_ENABLE_TELEMETRY: "0",
+      YARN_NODE_LINKER: "node-modules",
+      YARN_ENABLE_GLOBAL_CACHE: "false",
       PIP_INDEX_URL: config.pipIndexUrl,
       PIP_DISABLE_PIP_VERSION_CHECK: "1",
       PIP_NO_INPUT: "1",
+      PIP_RETRIES: "1",
+      PIP_TIMEOUT: "20",
     });
   }
   return env;

@@ -50,7 +50,7 @@ export const limitsSchema = z.strictObject({
   workspace_mb: z.number().int().min(1).max(65_536).default(512),
 });
 
-export const frameworkSchema = z.enum(["auto", "node-test", "pytest"]);
+export const frameworkSchema = z.enum(["auto", "node-test", "jest", "vitest", "mocha", "ava", "tape", "uvu", "pytest"]);
 
 export const scheduleSchema = z
   .strictObject({
@@ -79,6 +79,17 @@ export const jobSchema = z
         canaries: z.boolean().default(false),
       })
       .default({ framework: "auto", command: null, coverage: false, files: null, canaries: false }),
+    /** A prepare job's install as the import states it; null: planned from the repository (install.ts). */
+    install: z
+      .strictObject({ command: z.array(z.string().min(1).max(4096).refine((s) => !s.includes("\0"), "NUL in argument")).min(1).max(256).nullable().default(null) })
+      .default({ command: null }),
+    /** Versions the import states; null: what the repository asks for (engines, .nvmrc), else the runner's default. */
+    runtime: z
+      .strictObject({
+        node: z.string().regex(/^\d+(\.\d+){0,2}$/, "a Node version such as 22 or 20.11").nullable().default(null),
+        python: z.string().regex(/^3\.\d+$/, "a Python version such as 3.11").nullable().default(null),
+      })
+      .default({ node: null, python: null }),
     coverage_files: reportedPaths.default([]),
     lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),
@@ -175,6 +186,18 @@ export interface Integrity {
   reason: string | null;
 }
 
+/** What a prepare job's install did (install.ts); null for test jobs. */
+export interface InstallReport {
+  /** Every step that ran, fallbacks included, in order. */
+  steps: Array<{ name: string; exit_code: number | null; ok: boolean; duration_ms: number; hint: string | null }>;
+  /** The first failure that the fallbacks did not make good, in words a user can act on; null when all went well. */
+  failure: string | null;
+  /** The Node and Python the environment was made with, and why that Node. */
+  node: string;
+  node_note: string;
+  python: string | null;
+}
+
 export interface Callback {
   job_id: string;
   kind: Job["kind"];
@@ -193,4 +216,5 @@ export interface Callback {
   coverage?: CoverageSummary | null;
   lint?: LintReport | null;
   integrity?: Integrity | null;
+  install?: InstallReport | null;
 }

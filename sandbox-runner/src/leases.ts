@@ -54,7 +54,7 @@ export class LeaseKeeper {
     if (!lease) return false;
     this.drop(jobId);
     const body = { runner_id: this.runnerId, held: [], released: [jobId] };
-    const delivered = await postSigned(lease.url, body, this.secret, this.retry, this.log, { job_id: jobId, purpose: "hand_back" });
+    const { ok: delivered } = await postSigned(lease.url, body, this.secret, this.retry, this.log, { job_id: jobId, purpose: "hand_back" });
     this.log(delivered ? "job_handed_back" : "job_hand_back_failed", { job_id: jobId, reason });
     return delivered;
   }

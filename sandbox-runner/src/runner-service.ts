@@ -110,6 +110,8 @@ export class RunnerService {
     const options = {
       bwrapPath: this.config.bwrapPath,
       nodeBinary: this.config.nodeBinary,
+      extraNodeBinaries: this.config.extraNodeBinaries,
+      extraCaCerts: this.config.extraCaCerts,
       workDir: this.config.workDir,
       sandboxUidBase: this.uidLease?.base ?? this.config.sandboxUidBase,
       lintModules: this.config.lintModules,
@@ -292,10 +294,20 @@ export class RunnerService {
       counts: callback.counts,
       timings: callback.timings,
     });
-    const [delivered] = await Promise.all([
+    const [posted] = await Promise.all([
       postSigned(job.callback_url, callback, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id }),
       recorded,
     ]);
+    let delivered = posted.ok;
+    if (!posted.ok && posted.refusal && callback.status !== "ERROR") {
+      // A result the Worker refuses would otherwise be lost and the job requeued until it gives up
+      // with no reason; an ERROR that carries the refusal ends it at once, saying what went wrong.
+      const refused = emptyCallback(job);
+      refused.reason = `the service refused the runner's result (${posted.refusal}); the job's ${callback.status} result was not recorded`;
+      refused.timings = callback.timings;
+      delivered = (await postSigned(job.callback_url, refused, this.config.secret, this.config.callbackRetry, this.log, { job_id: job.job_id })).ok;
+      if (delivered) this.log("callback_refused_reported", { job_id: job.job_id, refusal: posted.refusal });
+    }
     this.leases.drop(job.job_id);
     if (delivered) this.log("callback_delivered", { job_id: job.job_id, status: callback.status });
   }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from "node:fs";
-import { chmod, copyFile, cp, mkdir, realpath, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, copyFile, cp, mkdir, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import type { Duplex, Readable, Writable } from "node:stream";
 import type { Cgroups, JobCgroup } from "./cgroups";
@@ -52,7 +52,19 @@ export interface SandboxRun {
   signal: AbortSignal;
   /** Give the command a stdin pipe (interactive executions); otherwise stdin is /dev/null. */
   stdin?: boolean;
+  /** The Node version bound at /opt/node/bin/node (one of `nodeVersions`); the default one when absent. */
+  nodeVersion?: string | null;
+  /** Host directory bound writable at PACKAGE_CACHE_DIR: a prepare job's package caches. */
+  packageCache?: string | null;
 }
+
+/** Where a prepare job finds its organization's package caches (npm, pnpm, yarn). */
+export const PACKAGE_CACHE_DIR = "/run/assay/package-cache";
+/** In the tools directory: the extra CA certificates alone (NODE_EXTRA_CA_CERTS), and with the system's (pip, curl). */
+export const EXTRA_CA_FILE = "extra-ca.pem";
+export const CA_BUNDLE_FILE = "ca-bundle.pem";
+const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+const PYTHON = "/usr/bin/python3";
 
 export type KillCause = "wall" | "cpu" | "memory" | "workspace" | "aborted";
 
@@ -93,6 +105,10 @@ export interface SandboxOptions {
   sandboxUidBase: number;
   /** node_modules directory ESLint's packages are copied from; null when there is none. */
   lintModules: string | null;
+  /** Further Node binaries (RUNNER_NODE_BINARIES); each is copied in beside the default one. */
+  extraNodeBinaries?: string[];
+  /** PEM file of CA certificates prepare jobs trust besides the system's (RUNNER_EXTRA_CA_CERTS). */
+  extraCaCerts?: string | null;
   /** Run without bubblewrap; only ever set by RUNNER_UNSAFE_NO_SANDBOX=1. */
   unsafe: boolean;
   /** Per-job control groups, or null where the runner cannot create them (then rlimits). */
@@ -124,6 +140,8 @@ export class Sandbox {
    * bind sources as that user.
    */
   private readonly nodeBinary: string;
+  /** Every Node the sandbox offers, by version (`v22.1.0` without the v), the default first; set by prepare(). */
+  private nodeCopies = new Map<string, string>();
   /** Host directory bound at SANDBOX_PATHS.toolsDir. */
   readonly toolsDir: string;
   /** Why ESLint cannot run in the sandbox, or null when it can; set by prepare(). */
@@ -154,14 +172,60 @@ export class Sandbox {
 
   async prepare(): Promise<void> {
     await this.prepareEtc();
-    const source = realpathSync(this.options.nodeBinary);
-    if (!existsSync(this.nodeBinary) || statSync(this.nodeBinary).size !== statSync(source).size) {
-      await mkdir(dirname(this.nodeBinary), { recursive: true, mode: 0o755 });
-      await copyFile(source, `${this.nodeBinary}.tmp`);
-      await chmod(`${this.nodeBinary}.tmp`, 0o755);
-      await rename(`${this.nodeBinary}.tmp`, this.nodeBinary);
+    this.nodeCopies = new Map();
+    const binaries = [this.options.nodeBinary, ...(this.options.extraNodeBinaries ?? [])];
+    for (const [i, binary] of binaries.entries()) {
+      const version = nodeVersionOf(binary);
+      if (!version) {
+        if (i === 0) throw new Error(`${binary} does not run as Node`);
+        continue;
+      }
+      if (this.nodeCopies.has(version)) continue;
+      const copy = i === 0 ? this.nodeBinary : `${this.nodeBinary}-${version}`;
+      await copyIfChanged(realpathSync(binary), copy);
+      this.nodeCopies.set(version, copy);
     }
     this.eslintProblem = await prepareTools(this.toolsDir, this.options.lintModules);
+    await this.prepareCaFiles();
+    const python = spawnSync(PYTHON, ["-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"], { encoding: "utf8", timeout: 10_000, env: {} });
+    this.pythonVersion = python.status === 0 ? python.stdout.trim() : null;
+  }
+
+  /** The version of the system Python that prepare jobs make virtual environments with, or null without one. */
+  pythonVersion: string | null = null;
+
+  /** The Node versions a job may ask for, the default first. */
+  get nodeVersions(): string[] {
+    return [...this.nodeCopies.keys()];
+  }
+
+  /** Host path of a Node version's binary; the default one for null or an unknown version. */
+  nodeBinaryFor(version: string | null | undefined): string {
+    return (version && this.nodeCopies.get(version)) || this.nodeBinary;
+  }
+
+  /**
+   * The extra CA certificates, checked to be PEM certificates, and a bundle of them with the
+   * system's: Node adds NODE_EXTRA_CA_CERTS to its own list, while pip and OpenSSL take one
+   * file that replaces theirs. Without extra certificates neither file exists.
+   */
+  private async prepareCaFiles(): Promise<void> {
+    for (const name of [EXTRA_CA_FILE, CA_BUNDLE_FILE]) await rm(join(this.toolsDir, name), { force: true });
+    const extra = this.options.extraCaCerts;
+    if (!extra) return;
+    const pem = await readFile(extra, "utf8").catch((err: unknown) => {
+      throw new Error(`RUNNER_EXTRA_CA_CERTS: cannot read ${extra}: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    const certificates = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+    if (certificates.length === 0) throw new Error(`RUNNER_EXTRA_CA_CERTS: ${extra} holds no PEM certificate`);
+    const system = await readFile(SYSTEM_CA_BUNDLE, "utf8").catch(() => "");
+    await writeFile(join(this.toolsDir, EXTRA_CA_FILE), `${certificates.join("\n")}\n`, { mode: 0o644 });
+    await writeFile(join(this.toolsDir, CA_BUNDLE_FILE), `${system.trimEnd()}\n${certificates.join("\n")}\n`, { mode: 0o644 });
+  }
+
+  /** Whether prepare jobs are given extra CA certificates (see prepareCaFiles). */
+  get hasExtraCaCerts(): boolean {
+    return Boolean(this.options.extraCaCerts);
   }
 
   /**
@@ -402,7 +466,7 @@ export class Sandbox {
     return { stop: () => clearInterval(timer) };
   }
 
-  private baseArgs(tmpMb: number, shmMb: number): string[] {
+  private baseArgs(tmpMb: number, shmMb: number, nodeBinary = this.nodeBinary): string[] {
     const args = [
       "--unshare-user", "--uid", "1000", "--gid", "1000", "--disable-userns",
       "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--unshare-cgroup-try",
@@ -423,7 +487,7 @@ export class Sandbox {
       "--size", String(shmMb * 1024 * 1024), "--tmpfs", "/dev/shm",
       "--remount-ro", "/dev",
       "--size", String(tmpMb * 1024 * 1024), "--tmpfs", "/tmp",
-      "--ro-bind", this.nodeBinary, `${SANDBOX_PATHS.nodeBinDir}/node`,
+      "--ro-bind", nodeBinary, `${SANDBOX_PATHS.nodeBinDir}/node`,
       "--ro-bind", this.toolsDir, SANDBOX_PATHS.toolsDir,
     );
     return args;
@@ -431,8 +495,9 @@ export class Sandbox {
 
   private jobArgs(job: SandboxRun): string[] {
     const { memory_mb, workspace_mb } = job.limits;
-    const args = this.baseArgs(Math.min(workspace_mb, memory_mb), Math.min(SHM_MAX_MB, Math.max(1, Math.floor(memory_mb / 4))));
+    const args = this.baseArgs(Math.min(workspace_mb, memory_mb), Math.min(SHM_MAX_MB, Math.max(1, Math.floor(memory_mb / 4))), this.nodeBinaryFor(job.nodeVersion));
     args.push("--bind", job.workspace, SANDBOX_PATHS.workspace, "--bind", job.output, SANDBOX_PATHS.output);
+    if (job.packageCache) args.push("--bind", job.packageCache, PACKAGE_CACHE_DIR);
     for (const m of job.readOnlyMounts) args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
     if (job.egressSocket) args.push("--bind", job.egressSocket, EGRESS_SOCKET);
     if (job.reportsDir) args.push("--ro-bind", job.reportsDir, REPORTS_DIR);
@@ -441,6 +506,21 @@ export class Sandbox {
     args.push("--remount-ro", "/", "--chdir", SANDBOX_PATHS.workspace, "--block-fd", "4");
     return args;
   }
+}
+
+/** `node --version` without its "v", or null when the binary does not run. */
+function nodeVersionOf(binary: string): string | null {
+  const result = spawnSync(binary, ["--version"], { encoding: "utf8", timeout: 10_000, env: {} });
+  const version = /^v(\d+\.\d+\.\d+)\s*$/.exec(result.stdout ?? "")?.[1];
+  return result.status === 0 && version ? version : null;
+}
+
+async function copyIfChanged(source: string, target: string): Promise<void> {
+  if (existsSync(target) && statSync(target).size === statSync(source).size) return;
+  await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+  await copyFile(source, `${target}.tmp`);
+  await chmod(`${target}.tmp`, 0o755);
+  await rename(`${target}.tmp`, target);
 }
 
 /** A sandbox being set up for one run; its command waits for `start` or `run`. */

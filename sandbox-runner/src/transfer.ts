@@ -55,6 +55,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
+/** A signed POST's end: delivered, or not, with the receiver's refusal when it answered one (a 4xx and its body). */
+export type PostResult = { ok: true } | { ok: false; refusal: string | null };
+
+const REFUSAL_MAX_CHARS = 1000;
+
 /**
  * POSTs a signed JSON body, retrying network errors, 408, 429 and 5xx with exponential
  * backoff and jitter; other 4xx answers are final because repeating them cannot help.
@@ -66,7 +71,7 @@ export async function postSigned(
   retry: RetryPolicy,
   log: Logger,
   context: Record<string, unknown>,
-): Promise<boolean> {
+): Promise<PostResult> {
   const body = JSON.stringify(payload);
   for (let attempt = 1; attempt <= retry.attempts; attempt++) {
     let outcome: string;
@@ -77,13 +82,14 @@ export async function postSigned(
         headers: { "content-type": "application/json", ...signedHeaders(secret, body) },
         signal: AbortSignal.timeout(30_000),
       });
-      await response.body?.cancel();
-      if (response.ok) return true;
       outcome = `HTTP ${response.status}`;
       const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+      if (response.ok || retryable) await response.body?.cancel();
+      if (response.ok) return { ok: true };
       if (!retryable) {
-        log("callback_failed", { ...context, attempt, outcome });
-        return false;
+        const refusal = `${outcome}: ${(await response.text().catch(() => "")).slice(0, REFUSAL_MAX_CHARS)}`;
+        log("callback_failed", { ...context, attempt, outcome, refusal });
+        return { ok: false, refusal };
       }
     } catch (err) {
       outcome = err instanceof Error ? err.message : String(err);
@@ -94,5 +100,5 @@ export async function postSigned(
     await new Promise((r) => setTimeout(r, delay));
   }
   log("callback_failed", { ...context, attempts: retry.attempts });
-  return false;
+  return { ok: false, refusal: null };
 }

@@ -71,6 +71,17 @@ test("environment is read-only", () => assert.throws(() => fs.writeFileSync("nod
     expect(h.worker.uploads.has(`${id}/e`)).toBe(false);
   });
 
+  it("a result the service refuses is reported as an ERROR that carries the refusal, never dropped", async () => {
+    h.worker.refuseResults = true;
+    try {
+      const cb = await h.run(h.job(jobId("refused"), passing));
+      expect(cb.status).toBe("ERROR");
+      expect(cb.reason).toMatch(/^the service refused the runner's result \(HTTP 422: .*Too big: expected number to be <=100.*\); the job's SUCCEEDED result was not recorded$/);
+    } finally {
+      h.worker.refuseResults = false;
+    }
+  });
+
   it("retries a failing callback with backoff until it is delivered", async () => {
     h.worker.failCallbacks = 2;
     const before = h.worker.callbackAttempts;

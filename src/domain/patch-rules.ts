@@ -26,9 +26,17 @@ const TEST_FILE_NAMES: RegExp[] = [
   /^conftest\.py$/,
 ];
 
+/**
+ * A small package's whole suite in one file at the repository's root: test.js (tape,
+ * node:test), test.py and tests.py (unittest's discovery takes test*.py). Deeper down, a file
+ * of that name is as often the code that helps tests as a test (src/test.js).
+ */
+const ROOT_TEST_FILE = /^tests?\.(?:[cm]?[jt]sx?|py)$/;
+
 export function classifyPath(path: string): FileKind {
   const segments = path.split("/");
   const name = segments.pop() ?? "";
+  if (segments.length === 0 && ROOT_TEST_FILE.test(name)) return "test";
   if (segments.some((dir) => TEST_DIRECTORIES.has(dir.toLowerCase()) || DOTNET_TEST_PROJECT.test(dir))) return "test";
   return TEST_FILE_NAMES.some((pattern) => pattern.test(name)) ? "test" : "source";
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS, type FinalRunnerJobStatus, type RunnerJobKind, type RunnerJobOwner, type runnerJobKeys } from "./runner-jobs";
+import { FINAL_RUNNER_JOB_STATUSES, RUNNER_JOB_KINDS, TEST_FRAMEWORKS, type FinalRunnerJobStatus, type RunnerJobKind, type RunnerJobOwner, type runnerJobKeys } from "./runner-jobs";
 
 const count = z.number().int().min(0);
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/, "expected lowercase hex sha256");
@@ -59,7 +59,7 @@ export const RunnerCallbackSchema = z
     tests: z.array(TestResultSchema),
     log_tail: z.string(),
     log_truncated: z.boolean(),
-    framework: z.enum(["node-test", "pytest"]).nullable(),
+    framework: z.enum(TEST_FRAMEWORKS).nullable(),
     command: z.array(z.string()).nullable(),
     environment: z.object({ sha256, size: count }).nullable(),
     artifacts: z.object({ junit: z.boolean(), log: z.boolean() }),
@@ -74,6 +74,17 @@ export const RunnerCallbackSchema = z
       .nullable()
       .optional(),
     lint: LintReportSchema.nullable().optional(),
+    /** A prepare job's install: its steps and the failure the fallbacks did not make good. */
+    install: z
+      .object({
+        steps: z.array(z.object({ name: z.string(), exit_code: z.number().int().nullable(), ok: z.boolean(), duration_ms: count, hint: z.string().nullable() })),
+        failure: z.string().nullable(),
+        node: z.string(),
+        node_note: z.string(),
+        python: z.string().nullable(),
+      })
+      .nullable()
+      .optional(),
     /** What the canaries of a `test.canaries` run showed; absent for other runs. */
     integrity: z
       .object({

@@ -7,6 +7,16 @@ import { newId } from "../lib/ids";
  */
 
 export const RUNNER_JOB_KINDS = ["prepare", "test"] as const;
+
+/** The test frameworks the runner knows (docs/runner-protocol.md, "Test frameworks"); unittest suites run under pytest. */
+export const TEST_FRAMEWORKS = ["node-test", "jest", "vitest", "mocha", "ava", "tape", "uvu", "pytest"] as const;
+export type TestFramework = (typeof TEST_FRAMEWORKS)[number];
+
+/** An import's stated install and runtime (docs/tasks-from-prs.md, "Stated settings"), as every job of the task carries them. */
+export interface JobRuntime {
+  install: { command: string[] | null };
+  runtime: { node: string | null; python: string | null };
+}
 export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
 
 /** Who asked for a job and is told when it ends; one job-finished handler per type (flows/job-finished.ts). */
@@ -104,7 +114,10 @@ export interface RunnerJobSpec {
    * `files`: run exactly these test files; `canaries`: place canary tests in them and report
    * what they showed (`integrity`), as scoring's hidden-test run does.
    */
-  test?: { framework?: "auto" | "node-test" | "pytest"; command?: string[] | null; coverage?: boolean; files?: string[]; canaries?: boolean };
+  test?: { framework?: "auto" | TestFramework; command?: string[] | null; coverage?: boolean; files?: string[]; canaries?: boolean };
+  /** Prepare jobs: the stated install command; every job: the stated Node and Python versions. */
+  install?: JobRuntime["install"];
+  runtime?: JobRuntime["runtime"];
   /** With `test.coverage`: files whose hit and missed lines the result lists. */
   coverage_files?: string[];
   /** Files to lint after the tests (docs/runner-protocol.md). */
@@ -152,6 +165,8 @@ export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: Dispa
     patches: spec.patches ?? [],
     ...(spec.test && { test: spec.test }),
     ...(spec.coverage_files && { coverage_files: spec.coverage_files }),
+    ...(spec.install && { install: spec.install }),
+    ...(spec.runtime && { runtime: spec.runtime }),
     ...(spec.lint && { lint: spec.lint }),
     ...(spec.limits && { limits: spec.limits }),
     // Spread, not read: a spec stored before `schedule` existed adds nothing, and the runner

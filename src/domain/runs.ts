@@ -16,8 +16,12 @@ import {
   type RunnerJobSpec,
   type RunnerJobStatus,
   type RunnerLimits,
+  type JobRuntime,
   type StoredArchive,
+  TEST_FRAMEWORKS,
+  type TestFramework,
 } from "./runner-jobs";
+import { jobRuntime, type TaskSettings } from "./task-settings";
 import { taskKeys } from "./tasks";
 import { newId } from "../lib/ids";
 
@@ -107,11 +111,11 @@ export interface RunTask {
   organization_id: string;
   snapshot: StoredArchive;
   environment: StoredArchive | null;
-  framework: "auto" | "node-test" | "pytest";
+  framework: "auto" | TestFramework;
   command: string[] | null;
+  /** The stated Node and Python versions (domain/task-settings.ts). */
+  runtime: JobRuntime["runtime"];
 }
-
-const FRAMEWORKS = ["node-test", "pytest"] as const;
 
 export function runTaskOf(task: {
   id: string;
@@ -121,14 +125,16 @@ export function runTaskOf(task: {
   environmentSha256: string | null;
   testFramework: string | null;
   testCommand: string[] | null;
+  settings: TaskSettings | null;
 }): RunTask {
   if (!task.snapshotSha256) throw new Error(`task ${task.id} has no snapshot to run`);
   return {
     organization_id: task.organizationId,
     snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
     environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
-    framework: FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto",
+    framework: TEST_FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto",
     command: task.testCommand,
+    runtime: jobRuntime(task.settings).runtime,
   };
 }
 
@@ -198,6 +204,7 @@ export function runJobSpec(
     environment: task.environment,
     files,
     test: { framework: task.framework, command: task.command },
+    runtime: task.runtime,
     limits: runLimits(run.timeout_seconds),
   };
 }

@@ -36,7 +36,7 @@ export function hiddenTestFiles(failToPass: string[], passToPass: string[]): str
 }
 
 /** A test file the runner can place canaries in; ids of tasks validated before ids carried their file have none. */
-export const RUNNABLE_TEST_FILE = /\.(c|m)?js$|\.py$/;
+export const RUNNABLE_TEST_FILE = /\.[cm]?[jt]sx?$|\.py$/;
 
 export interface ScoringJobFiles {
   /**

@@ -98,3 +98,10 @@ export function importRetryDelaySeconds(attempt: number, retryAfterSeconds: numb
 }
 
 export const IMPORT_ATTEMPTS = 6;
+
+/** Why a task cannot be retried (POST /tasks/{task_id}/retry): only a FAILED one can. */
+export function retryRefusal(task: { id: string; status: TaskStatus }): string | null {
+  if (task.status === "FAILED") return null;
+  if (task.status === "READY") return `Task ${task.id} is READY; only a FAILED task is retried`;
+  return `Task ${task.id} is still ${task.status}; wait until it is READY or FAILED`;
+}

@@ -14,6 +14,8 @@ export interface TestResult {
   file?: string | null;
   name: string;
   status: TestStatus;
+  /** The failure's or error's message, as the report gives it. */
+  message?: string | null;
 }
 
 export type Verdict = { ready: true } | { ready: false; reason: string };
@@ -82,6 +84,13 @@ function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/** Tests that errored before their body ran (a module that does not import, a failing fixture), with the first one's error. */
+function couldNotRun(ids: string[], results: TestResult[]): string {
+  const first = results.find((r) => r.status === "errored" && testId(r) === ids[0]);
+  const message = first?.message?.split("\n").find((line) => line.trim() !== "")?.trim().slice(0, 200);
+  return `${plural(ids.length, "test", "tests")} could not run: "${ids[0]}" errored before its body ran${message ? `: ${message}` : ""}`;
+}
+
 export function computeTestOutcomes(base: TestResult[], withSolution: TestResult[]): TestOutcomes {
   const before = byId(base);
   const after = byId(withSolution);
@@ -89,9 +98,11 @@ export function computeTestOutcomes(base: TestResult[], withSolution: TestResult
   const passToPass: string[] = [];
   const broken: string[] = [];
   let failingWithSolution = 0;
+  const erroredWithSolution: string[] = [];
   for (const [id, status] of after) {
     if (status === "passed") (before.get(id) === "passed" ? passToPass : failToPass).push(id);
-    else if (status !== "skipped") failingWithSolution += 1;
+    else if (status === "errored") erroredWithSolution.push(id);
+    else if (status === "failed") failingWithSolution += 1;
     if (before.get(id) === "passed" && (status === "failed" || status === "errored")) broken.push(id);
   }
   for (const [id, status] of before) if (status === "passed" && !after.has(id)) broken.push(id);
@@ -118,8 +129,11 @@ export function computeTestOutcomes(base: TestResult[], withSolution: TestResult
         "No test fails at the base commit and passes with the pull request's change (no FAIL_TO_PASS test), " +
           "so the task could not tell a right answer from a wrong one " +
           `(${plural(passToPass.length, "test passes", "tests pass")} in both runs, ` +
-          `${plural(failingWithSolution, "test fails", "tests fail")} even with the change). ` +
-          "Choose a pull request whose tests fail without its change.",
+          `${plural(failingWithSolution, "test fails", "tests fail")} even with the change` +
+          `${erroredWithSolution.length > 0 ? `, ${couldNotRun(erroredWithSolution, withSolution)}` : ""}). ` +
+          (erroredWithSolution.length > 0 && passToPass.length === 0 && failingWithSolution === 0
+            ? "No test ran: the error above is what to fix (a missing dependency, a wrong test command or Node version), for example with the import's stated settings."
+            : "Choose a pull request whose tests fail without its change."),
       );
     }
   }

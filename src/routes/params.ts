@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { overlayPathProblem } from "../domain/overlay";
+import { RUN_LIMITS } from "../domain/runs";
 import { jsonResponse } from "../http/endpoint";
 import { ErrorSchema } from "../http/errors";
 
@@ -21,3 +22,13 @@ export const RepoPath = z.string().superRefine((path, ctx) => {
   const problem = overlayPathProblem(path);
   if (problem) ctx.addIssue({ code: "custom", message: problem, params: { type: "invalid_path" } });
 });
+
+const { urlTtlSeconds } = RUN_LIMITS;
+/** How long presigned artifact URLs (run and import logs and reports) live. */
+export const UrlTtl = z.coerce
+  .number()
+  .int()
+  .min(urlTtlSeconds.min)
+  .max(urlTtlSeconds.max)
+  .default(urlTtlSeconds.default)
+  .describe(`Lifetime of the artifact URLs, ${urlTtlSeconds.min}–${urlTtlSeconds.max} s (default ${urlTtlSeconds.default})`);

@@ -11,7 +11,7 @@ import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { unwrap } from "../http/outcome";
 import { ownAttempt, visibleAttempt } from "../http/visibility";
 import { runResults } from "../flows/runs/results";
-import { AttemptIdParam, RepoPath } from "./params";
+import { AttemptIdParam, RepoPath, UrlTtl } from "./params";
 import type { RouteTable } from "./table";
 
 const count = z.number().int();
@@ -98,7 +98,7 @@ function runView(record: RunRecord, job: RunJobState | null): z.infer<typeof Run
   };
 }
 
-const { timeoutSeconds, urlTtlSeconds } = RUN_LIMITS;
+const { timeoutSeconds } = RUN_LIMITS;
 
 export class CreateRun extends SessionEndpoint {
   protected readonly role = "candidate";
@@ -168,13 +168,7 @@ export class GetRun extends SessionEndpoint {
     request: {
       params: RunIdParam,
       query: z.object({
-        url_ttl_seconds: z.coerce
-          .number()
-          .int()
-          .min(urlTtlSeconds.min)
-          .max(urlTtlSeconds.max)
-          .default(urlTtlSeconds.default)
-          .describe(`Lifetime of the artifact URLs, ${urlTtlSeconds.min}–${urlTtlSeconds.max} s (default ${urlTtlSeconds.default})`),
+        url_ttl_seconds: UrlTtl,
       }),
     },
     responses: { "200": jsonResponse("The run", RunDetailSchema), "404": notFound },

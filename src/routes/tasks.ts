@@ -9,6 +9,7 @@ import {
   TASK_ORIGINS,
   TASK_STATUSES,
   TASK_VISIBILITIES,
+  retryRefusal,
   type TaskAudience,
 } from "../domain/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
@@ -18,9 +19,12 @@ import { visibleDraft, visibleTask } from "../http/visibility";
 import { findDraft, publishDraft } from "../db/task-drafts";
 import { publishRefusal } from "../domain/task-drafts";
 import { enterpriseHosts } from "../services/repohost/hosts";
+import { importLogs } from "../flows/task-import/logs";
+import { retryImport } from "../flows/task-import/retry";
 import { startImport } from "../flows/task-import/start";
-import { OrgIdParam, TaskIdParam } from "./params";
-import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tag, Tags, TimeLimit } from "./task-fields";
+import { mergeSettings, NO_SETTINGS } from "../domain/task-settings";
+import { OrgIdParam, TaskIdParam, UrlTtl } from "./params";
+import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tag, Tags, TaskSettingsInput, TaskSettingsSchema, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
 
 export const TaskSchema = z
@@ -80,6 +84,12 @@ export const TaskSchema = z
     fail_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests the solution makes pass"),
     pass_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests that pass before and after"),
     test_files: z.array(z.string()).nullable().optional().describe("Staff only: the files of the hidden test patch"),
+    settings: TaskSettingsSchema.optional().describe("Staff only: what the import stated instead of detection (null fields: detected)"),
+    install_failure: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("Staff only: the install step that failed while preparing the environment, and what to do; the tests were still tried"),
   })
   .meta({ id: "Task" });
 
@@ -130,6 +140,8 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
     fail_to_pass: task.failToPass,
     pass_to_pass: task.passToPass,
     test_files: task.testFiles,
+    settings: task.settings ?? NO_SETTINGS,
+    install_failure: task.installFailure,
   };
 }
 
@@ -151,6 +163,7 @@ export class ImportPullRequest extends SessionEndpoint {
           organization_id: OrgIdParam.shape.org_id,
           tags: Tags.default([]),
           ai_assistance: AiAssistance.default(DEFAULT_AI_ASSISTANCE),
+          settings: TaskSettingsInput.optional().describe("What to use instead of detection (docs/tasks-from-prs.md, \"Stated settings\")"),
         }),
       ),
     },
@@ -173,6 +186,7 @@ export class ImportPullRequest extends SessionEndpoint {
       timeLimitMinutes: DEFAULT_TIME_LIMIT_MINUTES,
       aiAssistance: body.ai_assistance,
       createdBy: caller.user.id,
+      settings: body.settings ? mergeSettings(null, body.settings) : null,
     });
     return json(taskView(task, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
   }
@@ -342,6 +356,88 @@ export class PublishDraft extends SessionEndpoint {
   }
 }
 
+export class RetryTask extends SessionEndpoint {
+  protected readonly role = "orgadmin";
+  schema = {
+    tags: ["tasks"],
+    summary: "Retry a FAILED task, with changed settings",
+    description:
+      "Org admin of the task's organization. The task goes back to PREPARING (its snapshot and patches are kept) or, " +
+      "when it failed before they were stored, to IMPORTING; poll it as after an import. `settings` changes the " +
+      "fields it names (null clears one back to detection) and keeps the others. 409 for a task that is not FAILED.",
+    request: { params: TaskIdParam, body: jsonContent(z.strictObject({ settings: TaskSettingsInput.optional() })) },
+    responses: {
+      "202": jsonResponse("Retry started", TaskSchema),
+      "404": jsonResponse("No such task, or not visible", ErrorSchema),
+      "409": jsonResponse("The task is not FAILED", ErrorSchema),
+    },
+  };
+
+  async run(ctx: SessionContext) {
+    const { params, body } = await this.getValidatedData<typeof this.schema>();
+    const { task } = await visibleTask(database(ctx.env.DB), ctx.caller, params.task_id);
+    await ctx.caller.requireMember(task.organizationId, "orgadmin");
+    const refusal = retryRefusal(task);
+    if (refusal) throw HttpError.conflict(refusal);
+    const retried = await retryImport(ctx.env, task, body.settings ?? {});
+    if (!retried) throw HttpError.conflict(`Task ${task.id} changed while retrying; read it again`);
+    return json(taskView(retried, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
+  }
+}
+
+export class TaskLogs extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "The logs of a task's import: the install and the validation runs",
+    description:
+      "Interviewer or higher in the task's organization. One entry per runner job the import ran so far: `prepare` " +
+      "(the install, with its steps) and the validation runs at the `base` commit and with the `solution`, each with " +
+      "presigned, time-limited URLs of its log and JUnit report (fresh on every GET; null until the job ended).",
+    request: { params: TaskIdParam, query: z.object({ url_ttl_seconds: UrlTtl }) },
+    responses: {
+      "200": jsonResponse("The import's logs", TaskLogsSchema),
+      "404": jsonResponse("No such task, or not visible", ErrorSchema),
+    },
+  };
+
+  async run(ctx: SessionContext) {
+    const { params, query } = await this.getValidatedData<typeof this.schema>();
+    const task = await taskForStaff(ctx, params.task_id);
+    const logs = await importLogs(ctx.env, task, query.url_ttl_seconds);
+    return json({ task_id: task.id, status: task.status, failure_reason: task.failureReason, ...logs }, 200, { "Cache-Control": "no-store" });
+  }
+}
+
+const TaskLogsSchema = z
+  .object({
+    task_id: z.string(),
+    status: z.enum(TASK_STATUSES),
+    failure_reason: z.string().nullable(),
+    steps: z.array(
+      z.object({
+        step: z.enum(["prepare", "base", "solution"]),
+        job_id: z.string(),
+        status: z.string().describe("queued, dispatched, SUCCEEDED, FAILED, TIMED_OUT or ERROR"),
+        reason: z.string().nullable(),
+        log_url: z.string().nullable(),
+        junit_url: z.string().nullable(),
+        install: z
+          .object({
+            steps: z.array(z.object({ name: z.string(), exit_code: z.number().int().nullable(), ok: z.boolean(), duration_ms: z.number().int(), hint: z.string().nullable() })),
+            failure: z.string().nullable(),
+            node: z.string(),
+            node_note: z.string(),
+            python: z.string().nullable(),
+          })
+          .nullable()
+          .describe("prepare only: each install step (fallbacks included) and the failure they left"),
+      }),
+    ),
+    expires_at: z.string().nullable().describe("When the URLs stop working"),
+  })
+  .meta({ id: "TaskLogs" });
+
 export const taskRoutes: RouteTable = [
   ["POST", "/tasks", PublishDraft],
   ["POST", "/tasks/import-pr", ImportPullRequest],
@@ -349,4 +445,6 @@ export const taskRoutes: RouteTable = [
   ["GET", "/tasks/:task_id", GetTask],
   ["PATCH", "/tasks/:task_id", PatchTask],
   ["POST", "/tasks/:task_id/archive", ArchiveTask],
+  ["POST", "/tasks/:task_id/retry", RetryTask],
+  ["GET", "/tasks/:task_id/logs", TaskLogs],
 ];

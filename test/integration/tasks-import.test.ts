@@ -155,7 +155,7 @@ describe("the import pipeline (real queues, D1 and R2; the runner's callbacks si
     expect(failed.failureReason).toMatch(/Preparing the environment failed.*npm install failed/);
     const b = await importedAndPrepared("assay-demo/slugify-js", 1);
     const none = await finishPrepare(b.task.id, b.task.prepareJobId!, { framework: null, command: null });
-    expect(none.failureReason).toMatch(/No supported test framework/);
+    expect(none.failureReason).toMatch(/No test framework was found .*State the framework or the test command when retrying/);
   });
 
   it("a PR without test changes ends FAILED before any runner job", async () => {

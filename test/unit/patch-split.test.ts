@@ -121,6 +121,12 @@ describe("test file rules", () => {
     ["pkg/test_utils.py", "test"],
     ["pkg/utils_test.py", "test"],
     ["conftest.py", "test"],
+    // a small package's suite at the root
+    ["test.js", "test"],
+    ["test.mjs", "test"],
+    ["test.ts", "test"],
+    ["test.py", "test"],
+    ["tests.py", "test"],
     ["pkg/sub/conftest.py", "test"],
     // Go
     ["internal/parse_test.go", "test"],
@@ -142,6 +148,8 @@ describe("test file rules", () => {
     ["testing/helpers.py", "source"],
     ["pkg/attest.py", "source"],
     ["pkg/test.py", "source"],
+    ["testing.py", "source"],
+    ["test.json", "source"],
     ["src/main/java/com/acme/TestRunner.java", "source"],
     ["docs/testing.md", "source"],
     ["package.json", "source"],

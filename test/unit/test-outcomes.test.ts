@@ -118,6 +118,18 @@ describe("computeTestOutcomes", () => {
     });
   });
 
+  it("tests that error before their body (an import that fails) are counted apart from failing tests, with the first error", () => {
+    const broken = { ...t("test/a.test.js", "errored"), message: "\nModuleNotFoundError: No module named 'yaml'\n  at ..." };
+    const outcomes = computeTestOutcomes([broken], [broken, t("b", "failed")]);
+    expect(outcomes.verdict).toMatchObject({
+      reason: expect.stringContaining(
+        `(0 tests pass in both runs, 1 test fails even with the change, 1 test could not run: "test/a.test.js::test/a.test.js" errored before its body ran: ModuleNotFoundError: No module named 'yaml'). Choose a pull request`,
+      ),
+    });
+    const onlyErrors = computeTestOutcomes([broken], [broken]);
+    expect(onlyErrors.verdict).toMatchObject({ reason: expect.stringMatching(/No test ran: the error above is what to fix/) });
+  });
+
   it("both reasons when a test breaks and none goes from fail to pass", () => {
     const outcomes = computeTestOutcomes([t("a", "passed"), t("b", "passed")], [t("a", "failed"), t("b", "passed")]);
     expect(outcomes.verdict).toMatchObject({ ready: false, reason: expect.stringMatching(/^1 test passes .* No test fails at the base commit .*\(1 test passes in both runs, 1 test fails even/) });

@@ -19,6 +19,8 @@ export class FakeWorker {
   readonly downloads = new Map<string, number>();
   /** Answer this many callbacks with 503 before accepting, to exercise retries. */
   failCallbacks = 0;
+  /** Refuse callbacks whose status is not ERROR with 422, as the Worker refuses a result its schema does not take. */
+  refuseResults = false;
   callbackAttempts = 0;
   /** Signed heartbeats and hand-backs received at /leases, in order. */
   readonly heartbeats: { runner_id: string; held: string[]; released: string[] }[] = [];
@@ -89,6 +91,9 @@ export class FakeWorker {
         return [503, "try later"];
       }
       const cb = JSON.parse(body.toString("utf8")) as Callback;
+      if (this.refuseResults && cb.status !== "ERROR") {
+        return [422, JSON.stringify({ detail: [{ loc: ["body", "coverage", "percent"], msg: "Too big: expected number to be <=100", type: "too_big" }] })];
+      }
       this.callbacks.set(cb.job_id, [...(this.callbacks.get(cb.job_id) ?? []), cb]);
       for (const w of this.waiters.get(cb.job_id) ?? []) w.resolve(cb);
       this.waiters.delete(cb.job_id);

@@ -1,4 +1,5 @@
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { TaskSettings } from "../../domain/task-settings";
 import { DEFAULT_AI_ASSISTANCE, TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES } from "../../domain/tasks";
 import { organizations, users } from "./accounts";
 import { timestamp } from "./columns";
@@ -45,6 +46,10 @@ export const tasks = sqliteTable(
     language: text("language"),
     testFramework: text("test_framework"),
     testCommand: text("test_command", { mode: "json" }).$type<string[]>(),
+    /** What the import stated instead of detection (domain/task-settings.ts); null: all detected. */
+    settings: text("settings", { mode: "json" }).$type<TaskSettings>(),
+    /** The install failure the fallbacks did not make good (a prepare job's `install.failure`), named in the FAILED reason. */
+    installFailure: text("install_failure"),
     timeLimitMinutes: integer("time_limit_minutes"),
     /** Whether candidates may use AI chat in their attempts (docs/api.md, "AI chat"). */
     aiAssistance: integer("ai_assistance", { mode: "boolean" }).notNull().default(DEFAULT_AI_ASSISTANCE),

@@ -2,7 +2,8 @@ import { database } from "../../db/client";
 import { insertScore, latestScore, updateScoring } from "../../db/scores";
 import { findTask } from "../../db/tasks";
 import { bytesToBase64 } from "../../domain/overlay";
-import { stepOwnerId } from "../../domain/runner-jobs";
+import { stepOwnerId, TEST_FRAMEWORKS } from "../../domain/runner-jobs";
+import { jobRuntime } from "../../domain/task-settings";
 import { hiddenTestFiles, RUNNABLE_TEST_FILE, scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import { attemptObject } from "../../durable/attempt/object";
@@ -65,19 +66,21 @@ export async function runScoringJobs(env: Env, scoreId: string, attemptId: strin
     snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
     environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
     limits: SCORING_LIMITS,
+    runtime: jobRuntime(task.settings).runtime,
   };
+  const framework = TEST_FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto";
   const hidden = await enqueueRunnerJob(env, {
     ...common,
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
     files: jobFiles.hidden,
     patches: [testPatch],
-    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand, files: testFiles, canaries: true },
+    test: { framework, command: task.testCommand, files: testFiles, canaries: true },
   });
   const workspace = await enqueueRunnerJob(env, {
     ...common,
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "workspace") },
     files: jobFiles.workspace,
-    test: { framework: task.testFramework as "node-test" | "pytest", command: task.testCommand, coverage: true },
+    test: { framework, command: task.testCommand, coverage: true },
     coverage_files: jobFiles.coverageFiles,
     lint: { files: jobFiles.lintFiles },
   });

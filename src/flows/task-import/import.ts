@@ -3,12 +3,31 @@ import { advanceTask, findTask, type TaskRow } from "../../db/tasks";
 import { binaryContentPaths, completeBinaryPatches } from "../../domain/patch-binary";
 import { checkPrSize, checkSplit, PR_LIMITS, splitPatch } from "../../domain/patch-split";
 import { stepOwnerId } from "../../domain/runner-jobs";
+import { jobRuntime, NO_SETTINGS } from "../../domain/task-settings";
 import { detectLanguage, placeholderTitle, taskKeys } from "../../domain/tasks";
 import type { Env } from "../../env";
 import { RepoHostError } from "../../services/repohost/errors";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
 import { artifactStorage } from "../../services/storage/storage";
 import { repoHostFor } from "../../services/repohost/hosts";
+
+/**
+ * Queues the job that prepares a task's environment: the snapshot with the hidden tests in
+ * place, so the framework is detected from them and their dependencies are installed too,
+ * and the import's stated settings over what detection would decide.
+ */
+export function enqueuePrepare(env: Env, task: TaskRow, snapshotSha256: string, testPatch: string) {
+  const settings = task.settings ?? NO_SETTINGS;
+  return enqueueRunnerJob(env, {
+    kind: "prepare",
+    owner: { owner_type: "task_validation", owner_id: stepOwnerId(task.id, "prepare") },
+    schedule: { attempt_id: null, org_id: task.organizationId },
+    snapshot: { key: taskKeys(task.id).snapshot, sha256: snapshotSha256 },
+    patches: [testPatch],
+    test: { framework: settings.framework ?? "auto", command: settings.test_command },
+    ...jobRuntime(settings),
+  });
+}
 
 /** A failure the task ends on, with a reason a person can act on. */
 export class TaskImportFailure extends Error {}
@@ -90,18 +109,9 @@ export async function importTask(env: Env, taskId: string): Promise<void> {
 
   const sourcePaths = split.files.filter((f) => f.kind === "source").map((f) => f.path);
   const testFiles = split.files.filter((f) => f.kind === "test").flatMap((f) => (f.previousPath ? [f.previousPath, f.path] : [f.path]));
-  // The environment is prepared with the hidden tests in place, so the framework is detected
-  // from them and their dependencies are installed too. The job is queued before the task
-  // moves on, so a task is never PREPARING without a job; a duplicate delivery's job loses the
+  // The job is queued before the task moves on, so a task is never PREPARING without a job; a duplicate delivery's job loses the
   // race below and its completion is ignored (its id is not the task's).
-  const job = await enqueueRunnerJob(env, {
-    kind: "prepare",
-    owner: { owner_type: "task_validation", owner_id: stepOwnerId(taskId, "prepare") },
-    schedule: { attempt_id: null, org_id: task.organizationId },
-    snapshot: { key: keys.snapshot, sha256: snapshot.sha256 },
-    patches: [testPatch],
-    test: { framework: "auto" },
-  });
+  const job = await enqueuePrepare(env, task, snapshot.sha256, testPatch);
   await advanceTask(db, taskId, "IMPORTING", {
     status: "PREPARING",
     title: task.title === placeholderTitle(task) ? (issue ?? pr).title.slice(0, 300) : task.title,

@@ -2,7 +2,8 @@ import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
 import { advanceTask, findTask, type TaskRow } from "../../db/tasks";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
-import { isFinalStatus, parseStepOwnerId, stepOwnerId, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
+import { isFinalStatus, parseStepOwnerId, stepOwnerId, TEST_FRAMEWORKS, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
+import { jobRuntime, NO_SETTINGS } from "../../domain/task-settings";
 import { taskKeys, VALIDATION_STEPS } from "../../domain/tasks";
 import { computeTestOutcomes, type TestResult } from "../../domain/test-outcomes";
 import type { Env } from "../../env";
@@ -10,18 +11,31 @@ import { enqueueRunnerJob, readRunnerResult } from "../../services/runner/jobs";
 import { artifactStorage } from "../../services/storage/storage";
 import { failImport, importEnded } from "./ended";
 
-const FRAMEWORKS = ["node-test", "pytest"] as const;
-
 function describeJobFailure(job: { status: FinalRunnerJobStatus; reason: string | null }): string {
   switch (job.status) {
     case "TIMED_OUT":
-      return `the tests ran past the time limit${job.reason ? ` (${job.reason})` : ""}`;
+      return `the job ran past its time limit${job.reason ? ` (${job.reason})` : ""}`;
     case "FAILED":
-      return `the tests ran but produced no test report${job.reason ? ` (${job.reason})` : ""}`;
+      return `the tests could not be run${job.reason ? `: ${job.reason}` : ""}`;
     default:
       return `the sandbox could not run the job${job.reason ? `: ${job.reason}` : ""}`;
   }
 }
+
+/** The last lines of a job's log worth quoting: what a person reads first to see what went wrong. */
+function logEnding(logTail: string | undefined): string {
+  const lines = (logTail ?? "").split("\n").map((l) => l.trimEnd()).filter((l) => l.trim() !== "" && !l.startsWith("#"));
+  const ending = lines.slice(-3).join(" / ").slice(-400);
+  return ending ? ` The log ends: "${ending}".` : "";
+}
+
+/** A reason, with the install failure that may explain it (docs/tasks-from-prs.md, "Reasons and logs"). */
+function withInstallFailure(reason: string, installFailure: string | null): string {
+  return installFailure ? `${reason} The install had failed first: ${installFailure}.` : reason;
+}
+
+const logsHint = (taskId: string) =>
+  ` Staff can read the logs at GET /api/v1/tasks/${taskId}/logs and retry with stated settings (POST /api/v1/tasks/${taskId}/retry).`;
 
 async function patchText(env: Env, key: string): Promise<string> {
   const object = await artifactStorage(env).get(key);
@@ -33,18 +47,24 @@ async function patchText(env: Env, key: string): Promise<string> {
 async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Promise<void> {
   const db = database(env.DB);
   if (task.status !== "PREPARING" || job.id !== task.prepareJobId) return;
+  const installFailure = job.result?.install?.failure ?? null;
   if (job.status !== "SUCCEEDED" || !job.result) {
-    return failImport(env, task.id, `Preparing the environment failed: ${describeJobFailure(job)}.`);
+    return failImport(env, task.id, withInstallFailure(`Preparing the environment failed: ${describeJobFailure(job)}.`, installFailure) + logsHint(task.id));
   }
-  const framework = FRAMEWORKS.find((f) => f === job.result?.framework);
+  const framework = TEST_FRAMEWORKS.find((f) => f === job.result?.framework);
   if (!framework) {
     return failImport(
       env,
       task.id,
-      "No supported test framework was found in the repository with the pull request's tests " +
-        "(Node's test runner via package.json or test files, or pytest); see docs/tasks-from-prs.md.",
+      withInstallFailure(
+        "No test framework was found in the repository with the pull request's tests: the runner looks at package.json's " +
+          "test script and devDependencies, the frameworks' config files and Python's test layouts (docs/tasks-from-prs.md). " +
+          "State the framework or the test command when retrying.",
+        installFailure,
+      ) + logsHint(task.id),
     );
   }
+  const settings = task.settings ?? NO_SETTINGS;
   const keys = taskKeys(task.id);
   const [testPatch, solutionPatch] = await Promise.all([patchText(env, keys.testPatch), patchText(env, keys.solutionPatch)]);
   const environment = job.result.environment ? { key: job.keys.environment, sha256: job.result.environment.sha256 } : null;
@@ -53,7 +73,8 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
     schedule: { attempt_id: null, org_id: task.organizationId },
     snapshot: { key: keys.snapshot, sha256: task.snapshotSha256 ?? "" },
     environment,
-    test: { framework, command: job.result.command },
+    test: { framework, command: job.result.command, ...(settings.test_paths && { files: settings.test_paths }) },
+    runtime: jobRuntime(settings).runtime,
   };
   const base = await enqueueRunnerJob(env, {
     ...common,
@@ -71,6 +92,7 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
     testCommand: job.result.command,
     environmentKey: environment?.key ?? null,
     environmentSha256: environment?.sha256 ?? null,
+    installFailure,
     baseRunJobId: base.id,
     solutionRunJobId: solution.id,
     validatingAt: new Date().toISOString(),
@@ -88,13 +110,15 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   const [base, solution] = await Promise.all([findRunnerJob(db, task.baseRunJobId), findRunnerJob(db, task.solutionRunJobId)]);
   if (!base || !solution || !isFinalStatus(base.status) || !isFinalStatus(solution.status)) return;
 
+  const fail = (reason: string) => failImport(env, task.id, withInstallFailure(reason, task.installFailure) + logsHint(task.id));
   if (solution.status !== "SUCCEEDED") {
-    return failImport(env, task.id, `Validation with the solution applied failed: ${describeJobFailure({ status: solution.status, reason: solution.reason })}.`);
+    const ending = logEnding((await readRunnerResult(env, solution.id))?.log_tail);
+    return fail(`Validation with the solution applied failed: ${describeJobFailure({ status: solution.status, reason: solution.reason })}.${ending}`);
   }
   // At base the new tests may not even load (the code they import does not exist yet); a run
   // without a report then means every test is absent there, which is what FAIL_TO_PASS expects.
   if (base.status === "TIMED_OUT" || base.status === "ERROR") {
-    return failImport(env, task.id, `Validation at the base commit failed: ${describeJobFailure({ status: base.status, reason: base.reason })}.`);
+    return fail(`Validation at the base commit failed: ${describeJobFailure({ status: base.status, reason: base.reason })}.`);
   }
   const [baseResult, solutionResult] = await Promise.all([
     base.status === "SUCCEEDED" ? readRunnerResult(env, base.id) : Promise.resolve(null),
@@ -102,7 +126,7 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   ]);
   if (!solutionResult) throw new Error(`validation result of job ${solution.id} is missing`);
   const outcomes = computeTestOutcomes((baseResult?.tests ?? []) as TestResult[], solutionResult.tests as TestResult[]);
-  if (!outcomes.verdict.ready) return failImport(env, task.id, outcomes.verdict.reason);
+  if (!outcomes.verdict.ready) return fail(outcomes.verdict.reason);
   const now = new Date().toISOString();
   const ready = await advanceTask(db, task.id, "VALIDATING", {
     status: "READY",

@@ -1,6 +1,7 @@
 import { database } from "../../db/client";
 import { failTask, insertTask, type TaskRow } from "../../db/tasks";
 import type { PullRequestRef } from "../../domain/pr-url";
+import type { TaskSettings } from "../../domain/task-settings";
 import { placeholderTitle, type TaskVisibility } from "../../domain/tasks";
 import type { Env } from "../../env";
 import { newId } from "../../lib/ids";
@@ -29,6 +30,8 @@ export interface PullRequestImport {
   timeLimitMinutes: number | null;
   aiAssistance: boolean;
   createdBy: string;
+  /** What the import states instead of detection; null: all detected. */
+  settings?: TaskSettings | null;
 }
 
 /** Stores a task (or draft) in IMPORTING for a pull request and queues its import. */
@@ -53,6 +56,7 @@ export async function startImport(env: Env, req: PullRequestImport): Promise<Tas
     issueUrl: req.issue?.htmlUrl ?? null,
     timeLimitMinutes: req.timeLimitMinutes,
     aiAssistance: req.aiAssistance,
+    settings: req.settings ?? null,
     createdBy: req.createdBy,
     createdAt: now,
     updatedAt: now,

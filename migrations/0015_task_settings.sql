@@ -1,0 +1,2 @@
+ALTER TABLE `tasks` ADD `settings` text;--> statement-breakpoint
+ALTER TABLE `tasks` ADD `install_failure` text;

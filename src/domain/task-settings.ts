@@ -1,0 +1,36 @@
+import type { JobRuntime, TestFramework } from "./runner-jobs";
+
+/**
+ * What an import may state instead of leaving it to detection (docs/tasks-from-prs.md,
+ * "Stated settings"). Each unset field is detected from the repository. The commands are
+ * argv arrays, run only in the runner's sandbox and never through a shell of ours.
+ */
+export interface TaskSettings {
+  install_command: string[] | null;
+  test_command: string[] | null;
+  framework: TestFramework | null;
+  /** Test files or directories, in place of the test command's own paths. */
+  test_paths: string[] | null;
+  node_version: string | null;
+  python_version: string | null;
+}
+
+export const NO_SETTINGS: TaskSettings = {
+  install_command: null,
+  test_command: null,
+  framework: null,
+  test_paths: null,
+  node_version: null,
+  python_version: null,
+};
+
+/** The install and runtime every runner job of the task carries. */
+export function jobRuntime(settings: TaskSettings | null): JobRuntime {
+  const s = settings ?? NO_SETTINGS;
+  return { install: { command: s.install_command }, runtime: { node: s.node_version, python: s.python_version } };
+}
+
+/** Stated settings over stored ones: a retry changes the fields it names and keeps the rest. */
+export function mergeSettings(stored: TaskSettings | null, changes: Partial<TaskSettings>): TaskSettings {
+  return { ...NO_SETTINGS, ...stored, ...changes };
+}
