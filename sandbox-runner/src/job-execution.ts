@@ -8,7 +8,8 @@ import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { planTests, type TestPlan } from "./frameworks";
-import { chooseNode, explainInstallFailure, planInstall, readRepoFacts, type NodeChoice, type RepoFacts } from "./install";
+import { chooseNode, explainInstallFailure, type InstallStep, planInstall, readRepoFacts, type NodeChoice } from "./install";
+import type { InstallCache } from "./install-cache";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
 import type { Artifact, Callback, InstallReport, Job, LintReport, TestResult } from "./job-schema";
 import type { Logger } from "./log";
@@ -36,6 +37,8 @@ export interface ExecutionContext {
   /** Why the sandbox cannot be used, or null when it can (or unsafe mode is on). */
   sandboxProblem: string | null;
   cache: ArtifactCache;
+  /** Environments of earlier installs, by what decided them (install-cache.ts). */
+  installCache: InstallCache;
   log: Logger;
 }
 
@@ -124,7 +127,19 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       if (owner) await chownTree([workspace, output], owner);
       result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
       runStart.at = performance.now();
-      const installed = await runInstall(job, ctx, { workspace, output, jobDir, slot, signal, inside, facts, node, times });
+      const steps = planInstall(facts, job.install.command);
+      const installKey = await ctx.installCache.keyOf(workspace, job.schedule.org_id, facts, steps, node, ctx.sandbox.pythonVersion);
+      const reused = installKey ? await ctx.installCache.find(installKey) : null;
+      if (reused && (await tryUpload(job.uploads.environment as string, await readFile(reused.archive), "application/gzip", ctx, job))) {
+        const log = Buffer.from(`# ${node.note}\n# the environment of an identical earlier install (same steps, Node, manifests and lockfiles) was reused\n`);
+        [result.status, result.environment, result.install] = ["SUCCEEDED", { sha256: reused.sha256, size: reused.size }, reused.report];
+        result.log_tail = log.toString();
+        uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
+          result.artifacts.log = ok;
+        }));
+        return outcome;
+      }
+      const installed = await runInstall(job, ctx, { workspace, output, jobDir, slot, signal, inside, node, times, steps });
       result.timings.run_ms = Math.round(performance.now() - runStart.at);
       result.install = installed.report;
       result.exit_code = installed.exitCode;
@@ -132,7 +147,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       uploads.push(tryUpload(job.uploads.log, installed.log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
         result.artifacts.log = ok;
       }));
-      await finishPrepare(job, ctx, installed, workspace, jobDir, result);
+      await finishPrepare(job, ctx, installed, workspace, jobDir, result, installKey);
       return outcome;
     }
     const env = { ...plan?.env, ...sandboxEnv(ctx.config, job, inside, reportPaths, false) };
@@ -259,7 +274,9 @@ async function finishTest(
  * whether the tests can run in it, and the task's reason names the failed step when they cannot.
  * Only a job stopped as a whole (shutdown, its time limit) ends here.
  */
-async function finishPrepare(job: Job, ctx: ExecutionContext, installed: Installed, workspace: string, jobDir: string, result: Callback): Promise<void> {
+async function finishPrepare(
+  job: Job, ctx: ExecutionContext, installed: Installed, workspace: string, jobDir: string, result: Callback, installKey: string | null,
+): Promise<void> {
   if (installed.stopped === "aborted") throw new UnsafeInputError(SHUTDOWN_REASON);
   if (installed.stopped === "wall") {
     const step = installed.report.steps.at(-1)?.name ?? "the install";
@@ -285,6 +302,7 @@ async function finishPrepare(job: Job, ctx: ExecutionContext, installed: Install
     for (const name of entries) await rename(join(workspace, name), join(dir, name));
   });
   result.environment = { sha256, size };
+  if (installKey) await ctx.installCache.store(installKey, archive, { sha256, size, report: installed.report });
 }
 
 interface Installed {
@@ -303,9 +321,9 @@ interface InstallPlace {
   slot: number;
   signal: AbortSignal;
   inside: SandboxPaths;
-  facts: RepoFacts;
   node: NodeChoice;
   times: ExecutionTimes;
+  steps: InstallStep[];
 }
 
 /**
@@ -314,8 +332,7 @@ interface InstallPlace {
  * one, followed by its fallback; the steps after it still run.
  */
 async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace): Promise<Installed> {
-  const { facts, node, inside } = place;
-  const steps = planInstall(facts, job.install.command);
+  const { node, inside, steps } = place;
   const python = ctx.sandbox.pythonVersion;
   const report: InstallReport = { steps: [], failure: null, node: node.version, node_note: node.note, python: steps.some((s) => s.argv[0]?.includes("python")) ? python : null };
   const log: Buffer[] = [Buffer.from(`# ${node.note}\n`)];

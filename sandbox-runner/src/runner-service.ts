@@ -7,6 +7,7 @@ import { type Cgroups, detectCgroups } from "./cgroups";
 import type { RunnerConfig } from "./config";
 import type { Execution } from "./execution-schema";
 import { type ExecutionOutcome, ExecutionSession } from "./execution-session";
+import { InstallCache } from "./install-cache";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";
 import { JobRegistry, type JobState } from "./job-registry";
 import { LeaseKeeper } from "./leases";
@@ -130,7 +131,8 @@ export class RunnerService {
     }
     if (sandbox.eslintProblem) this.log("eslint_unavailable", { reason: sandbox.eslintProblem });
     const egress = egressTargets([this.config.npmRegistry, this.config.pipIndexUrl], this.config.egressExtraHosts);
-    this.context = { config: this.config, egress, emptyGitDir, sandbox, sandboxProblem: problem, cache: this.cache, log: this.log };
+    const installCache = new InstallCache(join(this.config.workDir, "install-cache"), this.config.cacheMaxBytes);
+    this.context = { config: this.config, egress, emptyGitDir, sandbox, sandboxProblem: problem, cache: this.cache, installCache, log: this.log };
   }
 
   health(): Health {

@@ -99,11 +99,13 @@ function testCertificates(): { caFile: string; key: Buffer; cert: Buffer } {
 }
 
 /** An HTTPS registry with one package, whose certificate no public CA signed. */
-async function startTlsRegistry(certs: { key: Buffer; cert: Buffer }): Promise<{ server: Server; url: string }> {
+async function startTlsRegistry(certs: { key: Buffer; cert: Buffer }): Promise<{ server: Server; url: string; requests: string[] }> {
+  const requests: string[] = [];
   const tarball = tarGz([{ path: "package/package.json", content: JSON.stringify({ name: "assay-dep", version: "1.0.0" }) }]);
   const integrity = `sha512-${createHash("sha512").update(tarball).digest("base64")}`;
   let url = "";
   const server = createServer(certs, (req, res) => {
+    requests.push(req.url ?? "");
     if (req.url === "/assay-dep") {
       const versions = { "1.0.0": { name: "assay-dep", version: "1.0.0", dist: { tarball: `${url}assay-dep/-/assay-dep-1.0.0.tgz`, integrity } } };
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: "assay-dep", "dist-tags": { latest: "1.0.0" }, versions }));
@@ -112,11 +114,11 @@ async function startTlsRegistry(certs: { key: Buffer; cert: Buffer }): Promise<{
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   url = `https://127.0.0.1:${(server.address() as { port: number }).port}/`;
-  return { server, url };
+  return { server, url, requests };
 }
 
 describe("prepare jobs behind a TLS-inspecting proxy", () => {
-  let registry: { server: Server; url: string };
+  let registry: Awaited<ReturnType<typeof startTlsRegistry>>;
   let certs: ReturnType<typeof testCertificates>;
   const harnesses: Harness[] = [];
   beforeAll(async () => {
@@ -168,6 +170,24 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
     expect(cb.install?.steps.map((s) => [s.name, s.ok])).toEqual([["npm install", true]]);
     expect(cb.install?.node).toBe(process.versions.node);
     expect(cb.environment).not.toBeNull();
+
+    // The same install again (a second import, a retry) takes the first one's environment without reaching the registry.
+    const before = registry.requests.length;
+    const again = await prepare(h, "with-ca-again");
+    expect(again.cb.environment).toEqual(cb.environment);
+    expect(again.log).toMatch(/environment of an identical earlier install .* was reused/);
+    expect(registry.requests.length).toBe(before);
+    // Another organization installs for itself.
+    const id = jobId("other-org");
+    const other = await h.run({
+      ...h.job(id, repo),
+      kind: "prepare",
+      schedule: { priority: "validation", attempt_id: null, org_id: "another-org" },
+      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
+      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
+    });
+    expect(other.install?.steps.map((st) => st.name)).toEqual(["npm install"]);
+    expect(registry.requests.length).toBeGreaterThan(before);
   });
 
   it("a dependency's install script that fails: installed again without scripts, the failure kept in the report", async () => {

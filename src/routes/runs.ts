@@ -35,7 +35,7 @@ export const RunSchema = z
     finished_at: z.string().nullable(),
     reason: z.string().nullable().describe("Why the run is FAILED, TIMED_OUT or ERROR"),
     exit_code: count.nullable(),
-    framework: z.string().nullable().describe("node-test or pytest"),
+    framework: z.string().nullable().describe("node-test, jest, vitest, mocha, ava, tape, uvu or pytest"),
     counts: z
       .object({ total: count, passed: count, failed: count, skipped: count, errored: count })
       .nullable()

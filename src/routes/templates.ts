@@ -24,7 +24,7 @@ const TemplateSchema = z
     title: z.string().describe("The catalogue's name for the template; the staff title of a task copied from it"),
     statement: StatementSchema,
     language: z.string(),
-    test_framework: z.string().describe("node-test or pytest"),
+    test_framework: z.string().describe("node-test, jest, vitest, mocha, ava, tape, uvu or pytest"),
     tags: z.array(z.string()),
     time_limit_minutes: z.number().int(),
     hidden_tests: z

@@ -91,8 +91,9 @@ describe("what a run includes", () => {
       snapshotSha256: "a".repeat(64),
       environmentKey: "runner-jobs/job_1/environment.tar.gz",
       environmentSha256: "b".repeat(64),
-      testFramework: "node-test",
-      testCommand: ["node", "--test"],
+      testFramework: "jest",
+      testCommand: ["npx", "jest"],
+      settings: { install_command: null, test_command: null, framework: null, test_paths: null, node_version: "20", python_version: null },
     });
     const files = [{ path: "src/a.js", content_b64: "eA==" }];
     const run = { id: "run_1", attempt_id: "att_1", timeout_seconds: 30 };
@@ -103,14 +104,15 @@ describe("what a run includes", () => {
       snapshot: { key: "tasks/task_1/snapshot.tar.gz", sha256: "a".repeat(64) },
       environment: { key: "runner-jobs/job_1/environment.tar.gz", sha256: "b".repeat(64) },
       files,
-      test: { framework: "node-test", command: ["node", "--test"] },
+      test: { framework: "jest", command: ["npx", "jest"] },
+      runtime: { node: "20", python: null },
       limits: { wall_ms: 30_000, cpu_ms: 60_000, memory_mb: 1024, processes: 256, output_bytes: 1024 * 1024, workspace_mb: 512 },
     });
     expect(runJobSpec(run, task, files)).not.toHaveProperty("patches");
   });
 
   it("a task without an environment or a known framework still runs; one without a snapshot cannot", () => {
-    const bare = { id: "t", organizationId: "acme", snapshotSha256: "c".repeat(64), environmentKey: null, environmentSha256: null, testFramework: null, testCommand: null };
+    const bare = { id: "t", organizationId: "acme", snapshotSha256: "c".repeat(64), environmentKey: null, environmentSha256: null, testFramework: null, testCommand: null, settings: null };
     expect(runTaskOf(bare)).toMatchObject({ environment: null, framework: "auto", command: null });
     expect(() => runTaskOf({ ...bare, snapshotSha256: null })).toThrow(/no snapshot/);
   });
