@@ -16,6 +16,12 @@ import { repoHostFor } from "../../services/repohost/hosts";
  * place, so the framework is detected from them and their dependencies are installed too,
  * and the import's stated settings over what detection would decide.
  */
+/**
+ * A real project's install: jest's or ava's tree is hundreds of packages, a Python project is
+ * built; the runner's defaults are sized for test runs (docs/limits.md, "Sandbox runner").
+ */
+const PREPARE_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000, memory_mb: 2048, processes: 512, workspace_mb: 2048 };
+
 export function enqueuePrepare(env: Env, task: TaskRow, snapshotSha256: string, testPatch: string) {
   const settings = task.settings ?? NO_SETTINGS;
   return enqueueRunnerJob(env, {
@@ -26,6 +32,7 @@ export function enqueuePrepare(env: Env, task: TaskRow, snapshotSha256: string, 
     patches: [testPatch],
     test: { framework: settings.framework ?? "auto", command: settings.test_command },
     ...jobRuntime(settings),
+    limits: PREPARE_LIMITS,
   });
 }
 
