@@ -104,7 +104,7 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
     unsafeNoSandbox: false,
     npmRegistry: "https://registry.npmjs.org/",
     pipIndexUrl: "https://pypi.org/simple",
-    egressExtraHosts: defaultExtraHosts(input.pipIndexUrl ?? "https://pypi.org/simple"),
+    egressExtraHosts: defaultExtraHosts(input.npmRegistry ?? "https://registry.npmjs.org/", input.pipIndexUrl ?? "https://pypi.org/simple"),
     cgroups: "auto",
     nodeBinary: process.execPath,
     extraNodeBinaries: [],
@@ -153,6 +153,13 @@ function systemNodeBinaries(): string[] {
   return ["/usr/bin/node", "/usr/local/bin/node"].filter((p) => existsSync(p) && p !== process.execPath).slice(0, 1);
 }
 
-function defaultExtraHosts(pipIndexUrl: string): string[] {
-  return new URL(pipIndexUrl).hostname === "pypi.org" ? ["files.pythonhosted.org"] : [];
+/**
+ * Where the public registries keep their files: PyPI's file host, and the name yarn 1 writes
+ * into every lockfile's `resolved` URLs for the npm registry.
+ */
+function defaultExtraHosts(npmRegistry: string, pipIndexUrl: string): string[] {
+  return [
+    ...(new URL(npmRegistry).hostname === "registry.npmjs.org" ? ["registry.yarnpkg.com"] : []),
+    ...(new URL(pipIndexUrl).hostname === "pypi.org" ? ["files.pythonhosted.org"] : []),
+  ];
 }

@@ -16,16 +16,16 @@ import type { Logger } from "./log";
 import { tail } from "./output-capture";
 import { applyPatch } from "./patches";
 import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
-import { countResults, parseLcov, parseTestReport, ReportError } from "./reports";
+import { countResults, parseLcov, parseTestReport, ReportError, toJUnit } from "./reports";
 import { ReportChannel } from "./report-channel";
 import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
 import {
-  CA_BUNDLE_FILE, EGRESS_SOCKET, EXTRA_CA_FILE, type KillCause, type Launch, type OpenRun, PACKAGE_CACHE_DIR, REPORTS_DIR, type Sandbox,
+  CA_BUNDLE_FILE, EGRESS_SOCKET, EXTRA_CA_FILE, type KillCause, type Launch, NODE_MODULES_SCRATCH, type OpenRun, PACKAGE_CACHE_DIR, REPORTS_DIR, type Sandbox,
   SANDBOX_PATHS, type SandboxPaths, type SandboxResult,
 } from "./sandbox";
 import { TransferError, upload } from "./transfer";
-import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";
+import { deleteWorkspacePath, ensureWorkspaceDirectory, writeWorkspaceFile } from "./workspace-fs";
 
 export interface ExecutionContext {
   config: RunnerConfig;
@@ -224,15 +224,18 @@ async function finishTest(
   let tests: TestResult[] = [];
   let reportProblem: string | null = reports.junit.overflow ? `the JUnit report is larger than ${REPORT_MAX_BYTES} bytes` : null;
   if (junit) {
-    uploads.push(tryUpload(job.uploads.junit, junit, "application/xml", ctx, job).then((ok) => {
-      result.artifacts.junit = ok;
-    }));
     try {
       tests = parseTestReport(plan.report, junit.toString("utf8"), insideWorkspace);
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;
       reportProblem = err.message;
     }
+    // The driver's per-file JSON is kept as JUnit, like every other framework's report; one
+    // that could not be read is kept as it was written.
+    const artifact = plan.report === "per-file" && !reportProblem ? Buffer.from(toJUnit(tests)) : junit;
+    uploads.push(tryUpload(job.uploads.junit, artifact, "application/xml", ctx, job).then((ok) => {
+      result.artifacts.junit = ok;
+    }));
   }
   if (canaries) {
     const checked = checkCanaries(canaries, tests);
@@ -291,6 +294,9 @@ async function finishPrepare(
   }
   result.status = "SUCCEEDED";
   if (entries.length === 0) return;
+  if (entries.includes("node_modules")) {
+    for (const dir of NODE_MODULES_SCRATCH) await ensureWorkspaceDirectory(workspace, `node_modules/${dir}`);
+  }
   const archive = join(jobDir, "environment.tar.gz");
   await createArchive(workspace, entries, archive);
   const sha256 = await sha256File(archive);

@@ -64,6 +64,11 @@ export const PACKAGE_CACHE_DIR = "/run/assay/package-cache";
 export const EXTRA_CA_FILE = "extra-ca.pem";
 export const CA_BUNDLE_FILE = "ca-bundle.pem";
 const SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+/**
+ * Directories of node_modules that test tools write to: prepare jobs create them empty in the
+ * environment, and test jobs get a writable tmpfs over each (the environment stays read-only).
+ */
+export const NODE_MODULES_SCRATCH = [".cache", ".vite", ".vite-temp", ".vitest"];
 const PYTHON = "/usr/bin/python3";
 
 export type KillCause = "wall" | "cpu" | "memory" | "workspace" | "aborted";
@@ -498,7 +503,14 @@ export class Sandbox {
     const args = this.baseArgs(Math.min(workspace_mb, memory_mb), Math.min(SHM_MAX_MB, Math.max(1, Math.floor(memory_mb / 4))), this.nodeBinaryFor(job.nodeVersion));
     args.push("--bind", job.workspace, SANDBOX_PATHS.workspace, "--bind", job.output, SANDBOX_PATHS.output);
     if (job.packageCache) args.push("--bind", job.packageCache, PACKAGE_CACHE_DIR);
-    for (const m of job.readOnlyMounts) args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
+    for (const m of job.readOnlyMounts) {
+      args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
+      // Tools write their caches inside node_modules (vite's bundled config, ava's and babel's
+      // caches): an empty tmpfs of the job's own over each such directory of the read-only environment.
+      for (const dir of m.inside === "node_modules" ? NODE_MODULES_SCRATCH : []) {
+        if (existsSync(join(m.host, dir))) args.push("--size", String(Math.min(256, workspace_mb) * 1024 * 1024), "--tmpfs", `${SANDBOX_PATHS.workspace}/node_modules/${dir}`);
+      }
+    }
     if (job.egressSocket) args.push("--bind", job.egressSocket, EGRESS_SOCKET);
     if (job.reportsDir) args.push("--ro-bind", job.reportsDir, REPORTS_DIR);
     for (const [k, v] of Object.entries(job.env)) args.push("--setenv", k, v);

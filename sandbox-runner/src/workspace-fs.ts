@@ -64,6 +64,19 @@ export async function writeWorkspaceFile(root: string, rawPath: string, content:
   await writeFile(target, content, { flag: "wx", mode: 0o644 });
 }
 
+/**
+ * An empty directory at `rel` inside `root`, whatever sandboxed code left there: a file or a
+ * link of that name is removed (never followed), and no parent may be a link.
+ */
+export async function ensureWorkspaceDirectory(root: string, rel: string): Promise<void> {
+  await safeParent(root, rel);
+  const target = join(root, rel);
+  const stat = await lstat(target).catch(() => null);
+  if (stat?.isDirectory()) return;
+  if (stat) await unlink(target);
+  await mkdir(target, { mode: 0o755 });
+}
+
 export async function deleteWorkspacePath(root: string, rawPath: string): Promise<void> {
   const rel = requireRelativePath(rawPath, "overlay path");
   await safeParent(root, rel);

@@ -31,7 +31,9 @@ describe("environments and the cache", () => {
         path: "repo/test/dep.test.js",
         content: `const test = require("node:test"); const assert = require("node:assert"); const fs = require("node:fs");
 test("dependency loads", () => assert.equal(require("tiny"), "tiny works"));
-test("environment is read-only", () => assert.throws(() => fs.writeFileSync("node_modules/tiny/index.js", "x"), /EROFS|EACCES|EPERM/));`,
+test("environment is read-only", () => assert.throws(() => fs.writeFileSync("node_modules/tiny/index.js", "x"), /EROFS|EACCES|EPERM/));
+test("tools' caches in node_modules start empty in every job", () => assert.deepEqual([fs.readdirSync("node_modules/.cache"), fs.readdirSync("node_modules/.vite-temp")], [[], []]));
+test("and take writes", () => { fs.mkdirSync("node_modules/.cache/ava", { recursive: true }); fs.writeFileSync("node_modules/.vite-temp/config.mjs", "export {}"); });`,
       },
     ]);
     const prepId = jobId("prepare");
@@ -55,7 +57,7 @@ test("environment is read-only", () => assert.throws(() => fs.writeFileSync("nod
     for (let i = 0; i < 2; i++) {
       const cb = await h.run({ ...h.job(jobId("with-env"), {}), snapshot, environment: env });
       expect(cb.status).toBe("SUCCEEDED");
-      expect(cb.counts).toMatchObject({ total: 2, passed: 2 });
+      expect(cb.counts, cb.log_tail).toMatchObject({ total: 4, passed: 4 });
     }
     // The prepare job put the environment in the cache; the snapshot was fetched once.
     expect(h.worker.downloads.get(`${prepId}-env.tar.gz`) ?? 0).toBe(0);
