@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { casesDemo } from "./demo/cases-js.js";
 import type { DemoRepo } from "./demo/demo-repo.js";
+import { fixtureRepos } from "./demo/fixture-repos.js";
 import { slugifyDemo } from "./demo/slugify-js.js";
 import { textstatsDemo } from "./demo/textstats-py.js";
 import { gitTextOrNull } from "./git.js";
@@ -18,6 +19,7 @@ export function demoRepos(): DemoRepo[] {
     textstatsDemo(),
     casesDemo(),
     { ...slugifyDemo("assay-fixtures", "private-js"), privateTokens: [DEMO_PRIVATE_TOKEN] },
+    ...fixtureRepos(),
   ];
 }
 

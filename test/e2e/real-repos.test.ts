@@ -1,0 +1,122 @@
+// Pull requests of repositories shaped like real projects (scripts/dev-repohost/fixtures/):
+// each is imported through the API and must reach READY with exactly the FAIL_TO_PASS and
+// PASS_TO_PASS ids its fixture.json records, as verified by running the project's own tools
+// outside Assay. What only this suite proves: the real install (npm, pnpm, yarn, pip) inside
+// the sandbox, the real framework run there, and its real report turned into test ids.
+// Detection rules, report parsing and id building have unit tests of their own.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { FIXTURES_DIR, fixtureSpecs, type FixtureSpec } from "../../scripts/dev-repohost/demo/fixture-repos";
+import { AssayClient } from "../../scripts/demo/client";
+import { classifyPath } from "../../src/domain/patch-rules";
+import { devToken } from "../support/node/http-client";
+
+const ORG = "e2e-real-repos";
+/** Every fixture is imported at once, so the slowest install (jest, ava) bounds the wait, not their sum. */
+const SETTLE_MS = 12 * 60_000;
+/** One per package manager and language: npm + jest, pnpm + vitest (TypeScript), yarn + mocha, pip + a src/ layout. */
+const SCORED = ["jest-cjs", "vitest-ts", "mocha-esm", "src-layout-py"];
+
+interface Task {
+  task_id: string;
+  status: string;
+  failure_reason: string | null;
+  language: string | null;
+  test_framework: string | null;
+  fail_to_pass: string[] | null;
+  pass_to_pass: string[] | null;
+}
+
+const fixtures = fixtureSpecs();
+const settled = new Map<string, Promise<Task>>();
+let staffToken: string;
+
+async function importAndSettle(fixture: FixtureSpec): Promise<Task> {
+  // A client (and so a client IP) per fixture: thirteen pollers behind one address would hit the burst limit.
+  const staff = new AssayClient(inject("apiUrl"), staffToken);
+  const created = await staff.call<Task>("POST", "/tasks/import-pr", {
+    pr_url: `${inject("repohostUrl")}/${fixture.repo}/pull/${fixture.pull.number}`,
+    // Public, so the scored fixtures' candidates can attempt them without invitations.
+    visibility: "PUBLIC",
+    organization_id: ORG,
+    tags: ["e2e", "real-repo"],
+  });
+  return staff.poll(
+    `${fixture.repo} (task ${created.task_id})`,
+    async () => {
+      const task = await staff.call<Task>("GET", `/tasks/${created.task_id}`);
+      return task.status === "READY" || task.status === "FAILED" ? task : undefined;
+    },
+    SETTLE_MS,
+  );
+}
+
+/** The pull request's source files as they are at its head: what a candidate with the right answer saves. */
+function goldFiles(fixture: FixtureSpec): Record<string, string> {
+  const head = path.join(FIXTURES_DIR, fixture.name, "head");
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(head, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    const relative = path.relative(head, full).split(path.sep).join("/");
+    if (classifyPath(relative) === "source") files[relative] = readFileSync(full, "utf8");
+  }
+  return files;
+}
+
+async function candidate(n: string): Promise<AssayClient> {
+  return new AssayClient(inject("apiUrl"), await devToken({ sub: `e2e-real-repos-${process.pid}-${n}`, role: "candidate" }));
+}
+
+async function scored(taskId: string, who: string, files: Record<string, string>) {
+  const client = await candidate(who);
+  const attempt = await client.createAttempt(taskId);
+  await client.start(attempt.id);
+  if (Object.keys(files).length > 0) await client.save(attempt.id, files);
+  await client.submit(attempt.id, {});
+  return client.scoreReport(attempt.id, SETTLE_MS);
+}
+
+beforeAll(async () => {
+  staffToken = await devToken({ sub: "e2e-real-repos-staff", role: "interviewer", org: ORG });
+  for (const fixture of fixtures) {
+    const task = importAndSettle(fixture);
+    // Awaited by the fixture's own test; a rejection there is that test's failure, not an unhandled one here.
+    task.catch(() => undefined);
+    settled.set(fixture.name, task);
+  }
+});
+
+describe("real-project pull requests end to end (dev repo host, real runner, real installs)", () => {
+  it.each(fixtures.map((f) => [f.name, f.framework, f.lockfile ?? "no lockfile", f] as const))(
+    "%s (%s, %s) is READY with the verified FAIL_TO_PASS and PASS_TO_PASS ids",
+    async (name, framework, _lockfile, fixture) => {
+      const task = await settled.get(name)!;
+      expect({ status: task.status, reason: task.failure_reason }).toEqual({ status: "READY", reason: null });
+      expect(task.test_framework).toBe(framework);
+      expect(task.language).toMatch(fixture.language === "python" ? /^python$/ : /^(javascript|typescript)$/);
+      expect(task.fail_to_pass).toEqual(fixture.expected.fail_to_pass);
+      expect(task.pass_to_pass).toEqual(fixture.expected.pass_to_pass);
+    },
+    SETTLE_MS + 60_000,
+  );
+
+  describe.each(SCORED.map((name) => fixtures.find((f) => f.name === name)!))("$name: scoring with its real framework", (fixture) => {
+    it(
+      "the pull request's own change scores correctness 100; no change keeps only the PASS_TO_PASS share",
+      async () => {
+        const task = await settled.get(fixture.name)!;
+        expect(task.status).toBe("READY");
+        const failToPass = fixture.expected.fail_to_pass.length;
+        const passToPass = fixture.expected.pass_to_pass.length;
+        const [gold, empty] = await Promise.all([scored(task.task_id, `${fixture.name}-gold`, goldFiles(fixture)), scored(task.task_id, `${fixture.name}-empty`, {})]);
+        expect(gold.subscores.correctness).toBe(100);
+        expect(gold.evidence.correctness).toMatchObject({ fail_to_pass: { passed: failToPass, total: failToPass }, pass_to_pass: { passed: passToPass, total: passToPass } });
+        expect(empty.evidence.correctness).toMatchObject({ fail_to_pass: { passed: 0, total: failToPass }, pass_to_pass: { passed: passToPass, total: passToPass } });
+        expect(empty.subscores.correctness).toBe(passToPass > 0 ? 20 : 0);
+      },
+      2 * SETTLE_MS,
+    );
+  });
+});
