@@ -40,8 +40,8 @@ export async function visibleDraft(db: Database, caller: Caller, draftId: string
 
 /**
  * A live execution and the caller's part in it: its owner, or staff of the organization of
- * its attempt (who may only watch). 404 for no such execution; 403 for anyone else, before
- * any socket is opened (docs/api.md, "Live code execution").
+ * its attempt (who may only watch). 404 for anyone else, as for no such execution, so ids
+ * cannot be probed; before any socket is opened (docs/api.md, "Live code execution").
  */
 export async function visibleExecution(db: Database, viewer: Viewer, executionId: string): Promise<{ execution: ExecutionRow; role: WatcherRole }> {
   const execution = await findExecution(db, executionId);
@@ -49,5 +49,5 @@ export async function visibleExecution(db: Database, viewer: Viewer, executionId
   if (execution.userId === viewer.userId) return { execution, role: "owner" };
   const attempt = execution.attemptId ? await findVisibleAttempt(db, viewer, execution.attemptId) : undefined;
   if (attempt?.audience === "staff") return { execution, role: "staff" };
-  throw HttpError.forbidden(`Execution ${executionId} is not yours, and not of an attempt in an organization where you are staff`);
+  throw HttpError.notFound(`Execution ${executionId} not found`);
 }

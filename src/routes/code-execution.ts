@@ -108,8 +108,7 @@ function executionView(request: IRequest, row: ExecutionRow, summary: ExecutionS
   };
 }
 
-const executionNotFound = jsonResponse("No such execution", ErrorSchema);
-const notYours = jsonResponse("The execution is someone else's, and the caller is not staff of its attempt's organization", ErrorSchema);
+const executionNotFound = jsonResponse("No such execution, or one the caller may not see (someone else's, not of an attempt where the caller is staff)", ErrorSchema);
 
 const ExecuteBody = z
   .strictObject({
@@ -213,7 +212,7 @@ export class GetExecution extends SessionEndpoint {
     summary: "An execution's state, and its exit once ended",
     description: "For its owner, and staff of its attempt's organization.",
     request: { params: ExecutionIdParam },
-    responses: { "200": jsonResponse("The execution", ExecutionSchema), "403": notYours, "404": executionNotFound },
+    responses: { "200": jsonResponse("The execution", ExecutionSchema), "404": executionNotFound },
   };
 
   async run({ request, env, caller }: SessionContext) {
@@ -232,7 +231,7 @@ export class CreateExecutionTicket extends SessionEndpoint {
       "Browsers cannot send Authorization on a WebSocket: they get a ticket here with their Bearer token and open " +
       "`ws_url?ticket=…`. A ticket is for one socket of this execution, for its caller, once, within 60 s.",
     request: { params: ExecutionIdParam },
-    responses: { "201": jsonResponse("The ticket", TicketSchema), "403": notYours, "404": executionNotFound },
+    responses: { "201": jsonResponse("The ticket", TicketSchema), "404": executionNotFound },
   };
 
   async run({ env, caller }: SessionContext) {
@@ -253,7 +252,7 @@ export class WatchExecution extends SocketEndpoint {
       "attempt's organization only watch. The server sends `hello`, then `stdout`/`stderr` chunks `{type, seq, data}` " +
       "(replayed from `after_seq`+1), `status`, `error` `{detail}` for a refused message, and `exit` last, then closes " +
       `with ${CLOSE_CODES.ended}. Send \`{"type":"ping"}\` to keep a socket alive ({"type":"pong"} answers). ` +
-      "Wrong user: 403 before any socket is opened. See docs/api.md, \"Live code execution\".",
+      "Wrong user: 404, as for no such execution, before any socket is opened. See docs/api.md, \"Live code execution\".",
     request: {
       params: ExecutionIdParam,
       query: z.object({
@@ -263,7 +262,6 @@ export class WatchExecution extends SocketEndpoint {
     },
     responses: {
       "101": { description: "Switching to the WebSocket protocol" },
-      "403": notYours,
       "404": executionNotFound,
       "426": jsonResponse("Not a WebSocket upgrade request", ErrorSchema),
       "429": jsonResponse("Too many sockets on this execution, or rate limited", ErrorSchema),

@@ -94,12 +94,12 @@ time.sleep(600)
     expect((await socket.closed).code).toBe(1000);
   });
 
-  it("refuses another user's upgrade with 403 before any socket, and a missing credential with 401", async () => {
+  it("refuses another user's upgrade with 404 before any socket, and a missing credential with 401", async () => {
     const execution = await execute(token, { language: "python", file: "a.py", files: [{ path: "a.py", content: "input()\n" }] });
     const stranger = await devToken({ sub: `e2e-exec-stranger-${process.pid}`, role: "candidate" });
     const refused = await upgradeAnswer(execution.ws_url, { token: stranger, ip: freshIp() });
-    expect(refused.status).toBe(403);
-    expect(JSON.parse(refused.body)).toMatchObject({ detail: expect.stringMatching(/not yours/) });
+    expect(refused.status).toBe(404);
+    expect(JSON.parse(refused.body)).toMatchObject({ detail: `Execution ${execution.execution_id} not found` });
     expect((await upgradeAnswer(execution.ws_url, { ip: freshIp() })).status).toBe(401);
     const socket = await open(execution, token);
     socket.send({ type: "terminate" });

@@ -322,15 +322,22 @@ describe("the execution socket", () => {
 });
 
 describe("socket authentication", () => {
-  it("admits the owner and staff of the attempt's organization read-only; refuses others with 403 before any socket", async () => {
+  it("admits the owner and staff of the attempt's organization read-only; refuses others with 404 before any socket, as for a made-up id", async () => {
     const { candidate, interviewer, attempt } = await startedAttempt();
     const execution = await started(candidate, { attempt_id: attempt.id, language: "python", file: "main.py" });
     const path = socketPath(execution.execution_id);
-    const stranger = (await openSocket(path, { token: (await signIn()).token })) as Response;
-    expect(stranger.status).toBe(403);
-    expect((await errorBody(stranger)).detail).toMatch(/not yours/);
+    const strangerToken = (await signIn()).token;
+    const stranger = (await openSocket(path, { token: strangerToken })) as Response;
+    const madeUp = (await openSocket(socketPath(`exe_${"0".repeat(32)}`), { token: strangerToken })) as Response;
+    // Nothing tells someone else's execution from one that does not exist (#30: ids could be probed).
+    expect([stranger.status, madeUp.status]).toEqual([404, 404]);
+    expect((await errorBody(stranger)).detail).toBe(`Execution ${execution.execution_id} not found`);
     const otherStaff = (await openSocket(path, { token: (await signIn({ role: "interviewer", org_id: "another-org" })).token })) as Response;
-    expect(otherStaff.status).toBe(403);
+    expect(otherStaff.status).toBe(404);
+    for (const route of ["", "/ws-ticket"]) {
+      const res = await call(`/api/v1/code-execution/${execution.execution_id}${route}`, { method: route ? "POST" : "GET", token: strangerToken });
+      expect(res.status, route).toBe(404);
+    }
     const none = (await openSocket(path)) as Response;
     expect(none.status).toBe(401);
     const staff = await mustOpen(path, { token: interviewer.token });
@@ -383,9 +390,9 @@ describe("socket authentication", () => {
     expect((await errorBody(expired)).detail).toMatch(/expired/);
 
     const stranger = await signIn();
-    expect((await call(`/api/v1/code-execution/${other.execution_id}/ws-ticket`, { method: "POST", token: stranger.token })).status).toBe(403);
+    expect((await call(`/api/v1/code-execution/${other.execution_id}/ws-ticket`, { method: "POST", token: stranger.token })).status).toBe(404);
     const theirs = await mintWsTicket(env.URL_SIGNING_SECRET, { userId: stranger.id, role: "candidate", orgId: undefined }, `code-execution:${other.execution_id}`, 60);
-    expect(((await openSocket(socketPath(other.execution_id, `?ticket=${theirs.ticket}`))) as Response).status).toBe(403);
+    expect(((await openSocket(socketPath(other.execution_id, `?ticket=${theirs.ticket}`))) as Response).status).toBe(404);
   });
 
   it("admits one runner with the execution's token: forged 401, another execution's 401, a second dial 409", async () => {
