@@ -27,6 +27,8 @@ const STORED_TIMEOUT_MS = 240_000;
 const STORED_POLL_MS = 3000;
 
 const { api, expectStatus, readyTask } = benchClient(202);
+/** Files of the demo task's snapshot: telemetry may name only the attempt's own files. */
+const OPENED = ["src/slugify.js", "src/index.js", "README.md", "package.json"];
 
 /** A working minute's mix: mostly typing windows, with focus changes, file opens, copy and paste, runs and chat. */
 function batchEvents(prefix: string, batch: number, sentAt: number) {
@@ -38,7 +40,7 @@ function batchEvents(prefix: string, batch: number, sentAt: number) {
     };
     switch (i % 10) {
       case 0:
-        return { ...common, kind: "file_opened", file_path: `src/module-${i}/index.js` };
+        return { ...common, kind: "file_opened", file_path: OPENED[i % OPENED.length] };
       case 1:
         return { ...common, kind: "focus_lost" };
       case 2:

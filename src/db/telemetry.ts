@@ -13,7 +13,7 @@ const D1_MAX_PARAMS = 100;
  */
 export async function findTelemetryAttempt(db: Database, attemptId: string) {
   return db
-    .select({ id: attempts.id, organizationId: attempts.organizationId, submittedAt: attempts.submittedAt })
+    .select({ id: attempts.id, organizationId: attempts.organizationId, taskId: attempts.taskId, submittedAt: attempts.submittedAt })
     .from(attempts)
     .where(eq(attempts.id, attemptId))
     .get();

@@ -88,6 +88,8 @@ export function taskKeys(taskId: string) {
     snapshot: `${base}/snapshot.tar.gz`,
     solutionPatch: `${base}/solution.patch`,
     testPatch: `${base}/tests.patch`,
+    /** The snapshot's file paths (JSON), listed once for telemetry's check of the paths it names. */
+    files: `${base}/files.json`,
   };
 }
 

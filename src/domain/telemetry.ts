@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { accept, refuse, type Outcome } from "./attempts";
+import { accept, refuse, type FieldIssue, type Outcome } from "./attempts";
 import { overlayPathProblem } from "./overlay";
 
 /**
@@ -179,4 +179,33 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/** The files and runs a batch names, each once: what must be the attempt's own. */
+export function telemetryReferences(events: readonly TelemetryEvent[]): { paths: string[]; runIds: string[] } {
+  const paths = new Set<string>();
+  const runIds = new Set<string>();
+  for (const e of events) {
+    if ("file_path" in e && e.file_path !== undefined) paths.add(e.file_path);
+    if ("run_id" in e && e.run_id !== undefined) runIds.add(e.run_id);
+  }
+  return { paths: [...paths], runIds: [...runIds] };
+}
+
+/**
+ * A 422 entry for every event naming a file that is not the attempt's (its task's snapshot or
+ * its saved changes) or a run that is not one of its runs: a path is metadata only when it
+ * names a file, and anything else written there (a line of code fits the path rules) is text.
+ */
+export function unknownReferenceIssues(events: readonly TelemetryEvent[], known: { paths: ReadonlySet<string>; runIds: ReadonlySet<string> }): FieldIssue[] {
+  const issues: FieldIssue[] = [];
+  events.forEach((e, i) => {
+    if ("file_path" in e && e.file_path !== undefined && !known.paths.has(e.file_path)) {
+      issues.push({ loc: ["body", "events", i, "file_path"], msg: "not a file of the attempt: a path of its task's files or of its saved changes", type: "unknown_file" });
+    }
+    if ("run_id" in e && e.run_id !== undefined && !known.runIds.has(e.run_id)) {
+      issues.push({ loc: ["body", "events", i, "run_id"], msg: "not a run of the attempt", type: "unknown_run" });
+    }
+  });
+  return issues;
 }

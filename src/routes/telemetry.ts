@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { database } from "../db/client";
 import { findTelemetryAttempt } from "../db/telemetry";
-import { admitTelemetry, chunk, TELEMETRY_LIMITS, TelemetryEventsSchema } from "../domain/telemetry";
+import { TELEMETRY_LIMITS, TelemetryEventsSchema } from "../domain/telemetry";
+import { ingestTelemetry } from "../flows/telemetry";
 import type { Env } from "../env";
 import { IdeSession, type Caller } from "../http/auth";
 import { IdeSessionEndpoint, jsonContent, jsonResponse, type IdeSessionContext } from "../http/endpoint";
@@ -44,8 +45,8 @@ async function targetAttempt(env: Env, principal: Caller | IdeSession, requested
       { loc: ["body", "attempt_id"], msg: "Required with a session token: the attempt the events belong to", type: "invalid_type" },
     ]);
   }
-  const { id, organizationId, submittedAt } = await ownAttempt(db, principal, requested);
-  return { id, organizationId, submittedAt };
+  const { id, organizationId, taskId, submittedAt } = await ownAttempt(db, principal, requested);
+  return { id, organizationId, taskId, submittedAt };
 }
 
 /** Batches per attempt, so one IDE cannot flood ingestion whatever IPs it comes from. */
@@ -75,6 +76,8 @@ export class PostTelemetryBatch extends IdeSessionEndpoint {
       `whose loc names it. At most ${eventsPerBatch} events and ${batchBytes / 1024} KiB per batch (413 over it), ` +
       `${batchesPerMinute} batches per minute per attempt (429). Taken while the attempt is NOT_STARTED or IN_PROGRESS, and ` +
       `for ${graceAfterSubmitMs / 60_000} minutes after submission for events from before it; otherwise 409. ` +
+      "A `file_path` must be a file of the attempt (its task's files or its saved changes) and a `run_id` one of its runs: " +
+      "422 `unknown_file` / `unknown_run` at the event otherwise, since anything else written there is free text. " +
       "202 once queued; events are stored asynchronously, each once per (attempt, event_id), so re-sending a batch is safe.",
     request: { body: jsonContent(TelemetryBatchSchema) },
     responses: {
@@ -88,13 +91,8 @@ export class PostTelemetryBatch extends IdeSessionEndpoint {
     const { body } = await this.getValidatedData<typeof this.schema>();
     const attempt = await targetAttempt(env, principal, body.attempt_id);
     await limitBatches(env, attempt.id);
-    const { accepted, ignored } = unwrap(admitTelemetry({ id: attempt.id, submitted_at: attempt.submittedAt }, body.events, Date.now()));
-    await env.TELEMETRY.sendBatch(
-      chunk(accepted, TELEMETRY_LIMITS.eventsPerMessage).map((events) => ({
-        body: { attempt_id: attempt.id, organization_id: attempt.organizationId, events },
-      })),
-    );
-    return json({ attempt_id: attempt.id, accepted: accepted.length, ignored }, 202);
+    const { accepted, ignored } = unwrap(await ingestTelemetry(env, attempt, body.events, Date.now()));
+    return json({ attempt_id: attempt.id, accepted, ignored }, 202);
   }
 }
 

@@ -17,6 +17,7 @@ import {
 } from "../support/worker/attempts";
 import { call, errorBody, eventually } from "../support/worker/client";
 import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { snapshotTarball } from "../support/worker/tarball";
 
 // Scoring starts after each accepted submission; the runner is the one outside party faked.
 let restoreFetch: () => void;
@@ -27,41 +28,13 @@ afterAll(() => restoreFetch());
 
 const SLUGIFY = ["export function slugify(text) {", "  return text", "    .toLowerCase()", "    .replace(/[^a-z0-9]+/g, '-')", "    .replace(/^-|-$/g, '');", "}", ""].join("\n");
 
-/** The task's base: a tarball with one top-level folder, as GitHub serves it. */
+/** The task's base, stored as GitHub serves it (a tarball with one top-level folder). */
 const BASE: Record<string, string> = {
   "src/slugify.js": SLUGIFY,
   "lib/a.js": "export const a = 1;\n",
   "README.md": "# slugify\n",
   "test/slugify.test.js": "import test from 'node:test';\n",
 };
-
-function tarHeader(name: string, size: number): Uint8Array {
-  const header = new Uint8Array(512);
-  const put = (text: string, at: number) => header.set(new TextEncoder().encode(text), at);
-  const octal = (n: number, width: number) => `${n.toString(8).padStart(width - 1, "0")}\0`;
-  put(name, 0);
-  put(octal(0o644, 8), 100);
-  put(octal(0, 8), 108);
-  put(octal(0, 8), 116);
-  put(octal(size, 12), 124);
-  put(octal(1_700_000_000, 12), 136);
-  put("        ", 148);
-  put("0", 156);
-  put("ustar\u000000", 257);
-  const sum = header.reduce((n, b) => n + b, 0);
-  put(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
-  return header;
-}
-
-async function snapshotTarball(files: Record<string, string>): Promise<ArrayBuffer> {
-  const parts: Uint8Array[] = [];
-  for (const [path, content] of Object.entries(files)) {
-    const body = new TextEncoder().encode(content);
-    parts.push(tarHeader(`acme-slugify-0123abc/${path}`, body.length), body, new Uint8Array((512 - (body.length % 512)) % 512));
-  }
-  parts.push(new Uint8Array(1024));
-  return new Response(new Blob(parts).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
-}
 
 /** A started attempt whose task has the base above in the bucket. */
 async function attemptOnBase() {

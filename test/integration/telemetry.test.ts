@@ -3,7 +3,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TelemetryMessage } from "../../src/queues/messages";
 import worker from "../../src/index";
-import { assignedTask, createAttempt, openIdeSession, startedAttempt, submit, type TestUser } from "../support/worker/attempts";
+import { taskKeys } from "../../src/domain/tasks";
+import { assignedTask, b64, createAttempt, openIdeSession, patchChanges, startedAttempt, submit, type TestUser } from "../support/worker/attempts";
+import { snapshotTarball } from "../support/worker/tarball";
 import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 
 const BATCH = "/api/v1/siem/events/batch";
@@ -55,6 +57,7 @@ async function validationLocs(res: Response): Promise<unknown[]> {
 describe("POST /siem/events/batch", () => {
   it("with an IDE token: 202 with the count; the events land in D1 through the queue, metadata only", async () => {
     const { candidate, attempt } = await startedAttempt();
+    expect((await patchChanges(candidate, attempt.id, { "src/a.js": { op: "upsert", content_b64: b64("export const a = 1;\n") } })).status).toBe(200);
     const token = await ideToken(candidate, attempt.id);
     const events = [
       { event_id: "e1", seq: 1, kind: "paste", occurred_at: "2026-11-20T11:00:00+01:00", size_bytes: 512, line_count: 12, file_path: "src/a.js", source: "external" },
@@ -95,7 +98,8 @@ describe("POST /siem/events/batch", () => {
   });
 
   it("with the candidate's session token and attempt_id; it is required there", async () => {
-    const { candidate, attempt } = await startedAttempt();
+    const { candidate, attempt, taskId } = await startedAttempt();
+    await env.BUCKET.put(taskKeys(taskId).snapshot, await snapshotTarball({ "README.md": "# slugify\n" }));
     const res = await send(candidate.token, { attempt_id: attempt.id, events: [focus({ kind: "file_opened", file_path: "README.md" })] });
     expect(res.status).toBe(202);
     expect(((await res.json()) as { accepted: number }).accepted).toBe(1);
@@ -103,6 +107,41 @@ describe("POST /siem/events/batch", () => {
 
     const missing = await send(candidate.token, { events: [focus()] });
     expect(await validationLocs(missing)).toEqual([["body", "attempt_id"]]);
+  });
+
+  it("a file_path must name a file of the attempt and a run_id one of its runs: code written there is refused (#30)", async () => {
+    const { candidate, attempt, taskId } = await startedAttempt();
+    await env.BUCKET.put(taskKeys(taskId).snapshot, await snapshotTarball({ "src/slugify.js": "export {};\n", "README.md": "# s\n" }));
+    await patchChanges(candidate, attempt.id, { "src/new helper.js": { op: "upsert", content_b64: b64("x\n") } });
+    const token = await ideToken(candidate, attempt.id);
+    const run = (await (await call(`/api/v1/attempts/${attempt.id}/runs`, { method: "POST", token: candidate.token, body: { changed_files: [] } })).json()) as { id: string };
+
+    const code = "src/x = {a => a+1} 'quoted' \"and\" spaced.js";
+    const refused = await send(token, {
+      events: [
+        focus({ kind: "file_opened", file_path: code }),
+        focus({ kind: "file_opened", file_path: "src/slugify.js" }),
+        focus({ kind: "run_clicked", run_id: "run_madeup" }),
+        focus({ kind: "typing_window", window_ms: 10, keystrokes: 1, file_path: "src/never-saved.js" }),
+      ],
+    });
+    expect(refused.status).toBe(422);
+    expect(((await errorBody(refused)).detail as { loc: unknown[]; type: string }[]).map((d) => [d.loc.join("."), d.type])).toEqual([
+      ["body.events.0.file_path", "unknown_file"],
+      ["body.events.2.run_id", "unknown_run"],
+      ["body.events.3.file_path", "unknown_file"],
+    ]);
+
+    const taken = await send(token, {
+      events: [
+        focus({ kind: "file_opened", file_path: "src/slugify.js" }),
+        focus({ kind: "copy", size_bytes: 3, line_count: 1, file_path: "src/new helper.js" }),
+        focus({ kind: "run_clicked", run_id: run.id }),
+      ],
+    });
+    expect(taken.status).toBe(202);
+    const rows = await storedOnce(attempt.id, 3);
+    expect(rows.some((r) => r.data.includes("=>"))).toBe(false);
   });
 
   it("also before the attempt is started (the IDE reports from when it opens the attempt)", async () => {

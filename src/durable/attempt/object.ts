@@ -223,6 +223,15 @@ export class AttemptDO extends DurableObject<Env> {
     return outcome;
   }
 
+  /**
+   * Which of `paths` are entries of the overlay (upserts: a deleted file is no longer the
+   * attempt's) and which of `runIds` are runs of the attempt: telemetry may name only these.
+   */
+  async knownReferences(paths: string[], runIds: string[]): Promise<{ paths: string[]; runIds: string[] }> {
+    const overlay = new Set(readOverlay(this.sql).filter((e) => e.op === "upsert").map((e) => e.path));
+    return { paths: paths.filter((p) => overlay.has(p)), runIds: runIds.filter((id) => readStoredRun(this.sql, id) !== null) };
+  }
+
   async findRun(runId: string): Promise<StoredRun | null> {
     return readStoredRun(this.sql, runId);
   }

@@ -105,15 +105,25 @@ export interface TarReadOptions {
 
 export class TarLimitError extends Error {}
 
-/** Reads the wanted regular files; stops reading as soon as all are found. */
-export async function readTarFiles(stream: ReadableStream<Uint8Array>, wanted: ReadonlySet<string>, options: TarReadOptions): Promise<Map<string, Uint8Array>> {
+/** What to do with a regular file met in the archive: read its bytes, pass it by, or stop reading. */
+type TarVisit = "read" | "skip" | "stop";
+
+/**
+ * Walks an archive's regular files (paths after `stripComponents`), asking `visit` what to do
+ * with each; `read` ones are handed to `take` with their bytes, within `maxFileBytes` together.
+ */
+async function walkTar(
+  stream: ReadableStream<Uint8Array>,
+  options: TarReadOptions,
+  visit: (path: string) => TarVisit,
+  take: (path: string, data: Uint8Array) => void,
+): Promise<void> {
   const reader = stream.getReader();
   const bytes = new ByteReader(reader);
-  const found = new Map<string, Uint8Array>();
   let fileBytes = 0;
   let pax = new Map<string, string>();
   try {
-    while (found.size < wanted.size) {
+    for (;;) {
       if (bytes.consumed > options.maxStreamBytes) throw new TarLimitError(`the archive is larger than ${options.maxStreamBytes} bytes`);
       const header = await bytes.take(BLOCK);
       if (header === null || header.every((b) => b === 0)) break;
@@ -135,12 +145,14 @@ export async function readTarFiles(stream: ReadableStream<Uint8Array>, wanted: R
       pax = new Map();
       const path = name.split("/").slice(options.stripComponents).join("/");
       const regular = type === "0" || type === "\0";
-      if (regular && wanted.has(path) && !found.has(path)) {
+      const action = regular && path !== "" ? visit(path) : "skip";
+      if (action === "stop") break;
+      if (action === "read") {
         fileBytes += size;
         if (fileBytes > options.maxFileBytes) throw new TarLimitError(`the files asked for are larger than ${options.maxFileBytes} bytes`);
         const data = await bytes.take(padded);
         if (data === null) break;
-        found.set(path, data.slice(0, size));
+        take(path, data.slice(0, size));
       } else {
         if (bytes.consumed + padded > options.maxStreamBytes) throw new TarLimitError(`the archive is larger than ${options.maxStreamBytes} bytes`);
         if (!(await bytes.skip(padded))) break;
@@ -149,5 +161,35 @@ export async function readTarFiles(stream: ReadableStream<Uint8Array>, wanted: R
   } finally {
     await reader.cancel().catch(() => undefined);
   }
+}
+
+/** Reads the wanted regular files; stops reading as soon as all are found. */
+export async function readTarFiles(stream: ReadableStream<Uint8Array>, wanted: ReadonlySet<string>, options: TarReadOptions): Promise<Map<string, Uint8Array>> {
+  const found = new Map<string, Uint8Array>();
+  if (wanted.size === 0) return found;
+  await walkTar(
+    stream,
+    options,
+    (path) => (found.size >= wanted.size ? "stop" : wanted.has(path) && !found.has(path) ? "read" : "skip"),
+    (path, data) => {
+      found.set(path, data);
+    },
+  );
   return found;
+}
+
+/** The paths of an archive's regular files, reading none of their bytes; at most `maxFiles` of them. */
+export async function listTarFiles(stream: ReadableStream<Uint8Array>, options: TarReadOptions & { maxFiles: number }): Promise<string[]> {
+  const paths: string[] = [];
+  await walkTar(
+    stream,
+    options,
+    (path) => {
+      if (paths.length >= options.maxFiles) throw new TarLimitError(`the archive has more than ${options.maxFiles} files`);
+      paths.push(path);
+      return "skip";
+    },
+    () => undefined,
+  );
+  return paths;
 }

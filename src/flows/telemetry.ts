@@ -1,0 +1,58 @@
+import { accept, type Outcome } from "../domain/attempts";
+import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
+import { taskKeys } from "../domain/tasks";
+import { attemptObject } from "../durable/attempt/object";
+import type { Env } from "../env";
+import { listTarFiles } from "../services/repohost/tar";
+import { artifactStorage } from "../services/storage/storage";
+
+/** As the runner reads snapshots (sandbox-runner's archive policy): one top-level folder, at most 200,000 entries. */
+const SNAPSHOT_LISTING = { stripComponents: 1, maxFileBytes: 0, maxStreamBytes: 8 * 1024 ** 3, maxFiles: 200_000 };
+
+/**
+ * The paths of a task's snapshot files, listed once from the snapshot and kept beside it: a
+ * task's snapshot never changes, and every telemetry batch that names a file needs them.
+ */
+async function snapshotFiles(env: Env, taskId: string): Promise<Set<string>> {
+  const storage = artifactStorage(env);
+  const keys = taskKeys(taskId);
+  const listed = await storage.get(keys.files);
+  if (listed) return new Set((await listed.json()) as string[]);
+  const snapshot = await storage.get(keys.snapshot);
+  if (!snapshot) return new Set();
+  const paths = await listTarFiles(snapshot.body.pipeThrough(new DecompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>), SNAPSHOT_LISTING);
+  await storage.put(keys.files, JSON.stringify(paths), { contentType: "application/json" });
+  return new Set(paths);
+}
+
+export interface TelemetryAttempt {
+  id: string;
+  organizationId: string;
+  taskId: string;
+  submittedAt: string | null;
+}
+
+/**
+ * Takes a batch of an attempt's telemetry (docs/api.md, "Telemetry"): events from after a
+ * submission are dropped, every file and run an event names must be the attempt's own (else
+ * 422 naming each), and the rest is queued for storage.
+ */
+export async function ingestTelemetry(env: Env, attempt: TelemetryAttempt, events: TelemetryEvent[], nowMs: number): Promise<Outcome<{ accepted: number; ignored: number }>> {
+  const admitted = admitTelemetry({ id: attempt.id, submitted_at: attempt.submittedAt }, events, nowMs);
+  if (!admitted.ok) return admitted;
+  const refs = telemetryReferences(events);
+  if (refs.paths.length > 0 || refs.runIds.length > 0) {
+    const own = await attemptObject(env, attempt.id).knownReferences(refs.paths, refs.runIds);
+    const saved = new Set(own.paths);
+    const snapshot = refs.paths.some((p) => !saved.has(p)) ? await snapshotFiles(env, attempt.taskId) : new Set<string>();
+    const issues = unknownReferenceIssues(events, { paths: new Set([...saved, ...refs.paths.filter((p) => snapshot.has(p))]), runIds: new Set(own.runIds) });
+    if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+  }
+  const { accepted, ignored } = admitted.value;
+  await env.TELEMETRY.sendBatch(
+    chunk(accepted, TELEMETRY_LIMITS.eventsPerMessage).map((batch) => ({
+      body: { attempt_id: attempt.id, organization_id: attempt.organizationId, events: batch },
+    })),
+  );
+  return accept({ accepted: accepted.length, ignored });
+}
