@@ -40,7 +40,10 @@ export const NOTIFICATION_PAYLOADS = {
     .describe("To the candidate: a test run of theirs ended (GET /attempts/{attempt_id}/runs/{run_id})"),
   "attempt.auto_submitted": z
     .object({ attempt_id: id("att"), task_id: id("tsk") })
-    .describe("To the candidate: the attempt's deadline passed and the work saved so far was submitted"),
+    .describe("To the candidate and staff following the task: the attempt's deadline passed and the work saved so far was submitted"),
+  "attempt.submitted": z
+    .object({ attempt_id: id("att"), task_id: id("tsk"), candidate_id: id("usr"), auto_submitted: z.boolean() })
+    .describe("To staff following the task: a candidate's attempt was submitted (by them, or by its deadline) and is being scored"),
   "score_report.ready": z
     .object({ attempt_id: id("att"), score_id: id("scr"), task_id: id("tsk") })
     .describe("To the candidate and staff following the task: a score report is ready (GET /attempts/{attempt_id}/score-report)"),

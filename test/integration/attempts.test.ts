@@ -286,8 +286,8 @@ describe("states: NOT_STARTED → IN_PROGRESS → SUBMITTED", () => {
 });
 
 describe("the deadline", () => {
-  it("the alarm submits the attempt with the work saved so far, marked auto_submitted", async () => {
-    const { candidate, attempt } = await startedAttempt({ timeLimitMinutes: 5 });
+  it("the alarm submits the attempt with the work saved so far, marked auto_submitted; candidate and staff are told", async () => {
+    const { candidate, interviewer, attempt } = await startedAttempt({ timeLimitMinutes: 5 });
     await patchChanges(candidate, attempt.id, { "notes.md": { op: "upsert", content_b64: b64("half done") }, "old.txt": { op: "delete" } });
     await moveDeadline(attempt.id);
     expect(await runDurableObjectAlarm(attemptStub(attempt.id))).toBe(true);
@@ -298,6 +298,8 @@ describe("the deadline", () => {
     expect(await d1Row(attempt.id)).toMatchObject({ status: "SUBMITTED", auto_submitted: 1 });
     expect((await objectState(attempt.id)).row.scoring_enqueued_at).not.toBeNull();
     await notified(candidate.token, "attempt.auto_submitted", { attempt_id: attempt.id });
+    await notified(interviewer.token, "attempt.auto_submitted", { attempt_id: attempt.id });
+    await notified(interviewer.token, "attempt.submitted", { attempt_id: attempt.id, auto_submitted: true });
     await expectError(await submit(candidate.token, attempt.id), 409, /submitted automatically at its deadline/);
     await expectError(await patchChanges(candidate, attempt.id, { a: { op: "delete" } }), 409, /locked/);
   });

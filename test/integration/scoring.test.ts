@@ -86,6 +86,10 @@ describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => 
     const payload = { attempt_id: attempt.id, score_id: scored.id, task_id: taskId };
     await notified(candidate.token, "score_report.ready", payload);
     await notified(interviewer.token, "score_report.ready", payload);
+    // Staff heard of the submission itself first; the candidate, who submitted, is not told.
+    await notified(interviewer.token, "attempt.submitted", { attempt_id: attempt.id, task_id: taskId, candidate_id: candidate.id, auto_submitted: false });
+    const candidateTypes = ((await (await call("/api/v1/notifications", { token: candidate.token })).json()) as { items: { type: string }[] }).items.map((n) => n.type);
+    expect(candidateTypes).not.toContain("attempt.submitted");
     const view = (await (await call(`/api/v1/attempts/${attempt.id}`, { token: candidate.token })).json()) as Record<string, unknown>;
     expect(view).toMatchObject({ status: "SCORED", score_id: scored.id });
     const outsider = await sessionToken({ sub: uniqueSubject(), role: "interviewer", org_id: "another-org" });

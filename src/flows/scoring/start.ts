@@ -1,5 +1,6 @@
 import { database } from "../../db/client";
 import { insertScore, latestScore, updateScoring } from "../../db/scores";
+import { taskFollowers } from "../../db/invitations";
 import { findTask } from "../../db/tasks";
 import { bytesToBase64 } from "../../domain/overlay";
 import { stepOwnerId, TEST_FRAMEWORKS } from "../../domain/runner-jobs";
@@ -27,7 +28,7 @@ const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
  * finds the report and does nothing.
  */
 export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
-  await noticeAutoSubmission(env, attemptId);
+  await noticeSubmission(env, attemptId);
   const db = database(env.DB);
   const latest = await latestScore(db, attemptId);
   let scoreId: string;
@@ -101,12 +102,16 @@ export async function recordStartFailure(env: Env, attemptId: string, reason: st
 }
 
 /**
- * The candidate of an attempt submitted by its deadline hears of it here, where every
- * submission passes on its way to scoring; the key is the attempt, so it is said once.
+ * Staff following the task hear of every submission here, where each passes on its way to
+ * scoring, and the candidate of one submitted by its deadline hears of that too (so do the
+ * staff); the key is the attempt, so each is said once, re-scoring included.
  */
-async function noticeAutoSubmission(env: Env, attemptId: string): Promise<void> {
+async function noticeSubmission(env: Env, attemptId: string): Promise<void> {
   const record = await attemptObject(env, attemptId).record();
-  if (!record?.auto_submitted) return;
-  const payload = { attempt_id: record.id, task_id: record.task_id };
-  await notify(env, notificationsFor([record.candidate_id], "attempt.auto_submitted", payload, record.id));
+  if (!record || record.submitted_at === null) return;
+  const followers = (await taskFollowers(database(env.DB), record.task_id)).filter((id) => id !== record.candidate_id);
+  const submitted = { attempt_id: record.id, task_id: record.task_id, candidate_id: record.candidate_id, auto_submitted: record.auto_submitted };
+  await notify(env, notificationsFor(followers, "attempt.submitted", submitted, record.id));
+  if (!record.auto_submitted) return;
+  await notify(env, notificationsFor([record.candidate_id, ...followers], "attempt.auto_submitted", { attempt_id: record.id, task_id: record.task_id }, record.id));
 }
