@@ -318,7 +318,7 @@ describe("the deadline", () => {
   ])("a submit racing the deadline alarm (%s) gives exactly one submission", async (_when, offsetMs) => {
     const { candidate, attempt } = await startedAttempt({ timeLimitMinutes: 5 });
     await moveDeadline(attempt.id, Date.now() + offsetMs);
-    const [alarmRan, ...responses] = await Promise.all([
+    const [, ...responses] = await Promise.all([
       sleep(25).then(() => runDurableObjectAlarm(attemptStub(attempt.id))),
       ...Array.from({ length: 5 }, (_, i) => sleep(i * 10).then(() => submit(candidate.token, attempt.id))),
     ]);
@@ -329,7 +329,6 @@ describe("the deadline", () => {
     expect(accepted + (after.auto_submitted ? 1 : 0)).toBe(1);
     if (offsetMs > 1000) expect(accepted).toBe(1);
     if (offsetMs < 0) expect(after.auto_submitted).toBe(true);
-    expect(typeof alarmRan).toBe("boolean");
   });
 });
 

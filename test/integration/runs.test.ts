@@ -14,7 +14,7 @@ import { eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
 import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { insertReadyTask } from "../support/worker/tasks";
-import { notificationsOf, notified } from "../support/worker/notifications";
+import { afterQueuedNotifications, notificationsOf, notified } from "../support/worker/notifications";
 
 interface RunJson {
   id: string;
@@ -178,6 +178,7 @@ describe("POST /attempts/{id}/runs", () => {
         { path: "test/own.test.js", content_b64: b64("// mine\n") },
       ],
       test: { framework: "node-test", command: ["node", "--test"] },
+      runtime: { node: null, python: null },
       limits: { wall_ms: 30_000, cpu_ms: 60_000, memory_mb: 1024, processes: 256, output_bytes: 1048576, workspace_mb: 512 },
     });
     expect(dispatched.get(job.id)).toMatchObject({
@@ -336,7 +337,7 @@ describe("a finished run", () => {
     const again = await postCallback(JSON.stringify(callbackFor(job.id, { status: "FAILED", reason: "no report", tests: [] })));
     expect(await again.json()).toMatchObject({ recorded: false, status: "SUCCEEDED" });
     await attemptStub(attemptId).finishRun(run.id, job.id, { status: "ERROR", reason: "late", result: null });
-    await sleep(1500);
+    await afterQueuedNotifications(candidate.token);
     const after = await getRun(candidate, attemptId, run.id);
     expect(after).toEqual({ ...done, artifact_urls: after.artifact_urls, artifact_urls_expire_at: after.artifact_urls_expire_at });
     expect((await objectRun(attemptId, run.id)).row.version).toBe(2);
@@ -438,8 +439,9 @@ describe("reliability", () => {
 
     const late = await postCallback(JSON.stringify(callbackFor(job.id)));
     expect(await late.json()).toMatchObject({ recorded: false, status: "ERROR" });
-    await sleep(1500);
+    await afterQueuedNotifications(candidate.token);
     expect((await getRun(candidate, attemptId, run.id)).status).toBe("ERROR");
+    expect((await notificationsOf(candidate.token)).items.filter((n) => n.payload.run_id === run.id).map((n) => n.payload.status)).toEqual(["ERROR"]);
   });
 
   it("a run whose job ended but whose completion message was lost is recorded by the sweep", async () => {

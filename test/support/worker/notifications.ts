@@ -29,3 +29,14 @@ export async function notified(token: string, type: NotificationType, match: Rec
   expect(NOTIFICATION_PAYLOADS[type].safeParse(found.payload).success).toBe(true);
   return found;
 }
+
+/**
+ * Sends the user a test notification and waits until it is stored: every notification queued
+ * before it has been processed by then, so a test can check that none it must not cause came.
+ */
+export async function afterQueuedNotifications(token: string): Promise<void> {
+  const res = await call("/api/v1/notifications/test", { method: "POST", token });
+  expect(res.status).toBe(202);
+  const { request_id } = (await res.json()) as { request_id: string };
+  await notified(token, "notification.test", { request_id });
+}
