@@ -1,85 +1,36 @@
 import { readdir } from "node:fs/promises";
-import { join, posix } from "node:path";
-import { z } from "zod";
+import { join, matchesGlob, posix } from "node:path";
+import { ava } from "./frameworks/ava";
+import { jest } from "./frameworks/jest";
+import { mocha } from "./frameworks/mocha";
+import { nodeTest } from "./frameworks/node-test";
+import { pytest } from "./frameworks/pytest";
+import { splitArgs } from "./frameworks/args";
+import { openRepo, readPackageJson } from "./frameworks/repo";
+import { frameworkOfArgv, scriptCommands } from "./frameworks/script";
+import { tape } from "./frameworks/tape";
+import type { FrameworkModule, ReportFormat, Repo, RunPaths } from "./frameworks/types";
+import { uvu } from "./frameworks/uvu";
+import { vitest } from "./frameworks/vitest";
 import type { Framework, Job } from "./job-schema";
 import type { CoverageDetail } from "./reports";
 import { UnsafeInputError } from "./safe-path";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
-const packageJsonSchema = z.looseObject({
-  scripts: z.record(z.string(), z.string()).optional(),
-  dependencies: z.record(z.string(), z.unknown()).optional(),
-  devDependencies: z.record(z.string(), z.unknown()).optional(),
-  optionalDependencies: z.record(z.string(), z.unknown()).optional(),
-});
-export type PackageJson = z.infer<typeof packageJsonSchema>;
+export { type PackageJson, readManifest, readPackageJson } from "./frameworks/repo";
 
-const MANIFEST_MAX_BYTES = 1024 * 1024;
-const NODE_TEST_FILE = /(^|[._-])test\.(c|m)?js$|^test[._-].*\.(c|m)?js$/;
-const PY_TEST_FILE = /^test_.*\.py$|_test\.py$/;
+/** In the order detection asks them when nothing names a runner: config files and dependencies. */
+const DECLARED_ORDER: FrameworkModule[] = [vitest, jest, mocha, ava, tape, uvu, pytest];
+const MODULES = new Map<Framework, FrameworkModule>([...DECLARED_ORDER, nodeTest].map((m) => [m.name, m]));
+const EXECUTABLES = new Map<string, Framework>([...MODULES.values()].flatMap((m) => m.executables.map((e) => [e, m.name] as const)));
 
-export async function readManifest(workspace: string, name: string): Promise<string | null> {
-  return (await readRegularFile(join(workspace, name), MANIFEST_MAX_BYTES))?.toString("utf8") ?? null;
-}
-
-export async function readPackageJson(workspace: string): Promise<PackageJson | null> {
-  const text = await readManifest(workspace, "package.json");
-  if (text === null) return null;
-  try {
-    const parsed = packageJsonSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The arguments after `node` when the test script is a plain `node --test …` invocation. */
-function nodeTestScriptArgs(pkg: PackageJson | null): string[] | null {
-  const script = pkg?.scripts?.test?.trim();
-  if (!script) return null;
-  const tokens = script.split(/\s+/);
-  if (tokens[0] !== "node" || !tokens.includes("--test")) return null;
-  if (tokens.some((t) => !/^[\w@./*=:,+-]+$/.test(t))) return ["--test"];
-  return tokens.slice(1).filter((t) => !t.startsWith("--test-reporter"));
-}
-
-async function hasPytestConfig(workspace: string): Promise<boolean> {
-  if ((await readManifest(workspace, "pytest.ini")) !== null) return true;
-  if ((await readManifest(workspace, "conftest.py")) !== null) return true;
-  if ((await readManifest(workspace, "pyproject.toml"))?.includes("[tool.pytest")) return true;
-  if ((await readManifest(workspace, "setup.cfg"))?.includes("[tool:pytest]")) return true;
-  return (await readManifest(workspace, "tox.ini"))?.includes("[pytest]") ?? false;
-}
-
-async function anyFile(workspace: string, dirs: string[], matches: (name: string) => boolean): Promise<boolean> {
-  for (const dir of dirs) {
-    const names = await readdir(join(workspace, dir)).catch(() => [] as string[]);
-    if (names.some(matches)) return true;
-  }
-  return false;
-}
-
-const hasNodeTests = async (ws: string) =>
-  (await anyFile(ws, ["", "src"], (n) => NODE_TEST_FILE.test(n))) ||
-  (await anyFile(ws, ["test", "tests", "__tests__"], (n) => /\.(c|m)?js$/.test(n)));
-
-const hasPythonTests = (ws: string) => anyFile(ws, ["", "test", "tests", "src"], (n) => PY_TEST_FILE.test(n));
-
-async function detectFramework(workspace: string, pkg: PackageJson | null): Promise<Framework | null> {
-  if (nodeTestScriptArgs(pkg)) return "node-test";
-  if (await hasPytestConfig(workspace)) return "pytest";
-  if (await hasNodeTests(workspace)) return "node-test";
-  if (await hasPythonTests(workspace)) return "pytest";
-  return null;
-}
-
-function frameworkOfCommand(command: string[]): Framework | null {
-  const exe = (command[0] ?? "").split("/").pop() ?? "";
-  if (exe === "node" && command.includes("--test")) return "node-test";
-  if (exe === "pytest" || exe === "py.test") return "pytest";
-  if (/^python[\d.]*$/.test(exe) && command[1] === "-m" && command[2] === "pytest") return "pytest";
-  return null;
-}
+const NODE_TEST_FILE = /(^|[._-])test\.(c|m)?[jt]s$|^test[._-].*\.(c|m)?[jt]s$/;
+const PY_TEST_FILE = /^test.*\.py$|_test\.py$/;
+const TS_TEST_FILE = /\.(c|m)?tsx?$/;
+/** Bounds the walk for test files: a workspace's tree is the repository's. */
+const MAX_LISTED_FILES = 50_000;
+const SKIPPED_DIRS = new Set(["node_modules", ".git", ".venv", "venv", "__pycache__", "dist", "coverage"]);
+const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 
 export interface TestPlan {
   framework: Framework;
@@ -87,112 +38,170 @@ export interface TestPlan {
   command: string[];
   /** The command with report (and coverage) options added, as it is run. */
   argv: string[];
+  /**
+   * Variables for the test process (PYTHONPATH for src/ layouts, a test script's `X=1`).
+   * The runner's own sandbox variables win over these.
+   */
+  env: Record<string, string>;
+  /** How the report on the JUnit channel is read (reports.ts, `parseTestReport`). */
+  report: ReportFormat;
   /** Per-line coverage to report, for coverage jobs. */
   coverage: CoverageDetail;
 }
 
 /** Where the test command writes its reports and finds the runner's reporters, inside the sandbox. */
-export interface ReportPaths {
-  /** FIFOs of the report channel (report-channel.ts). */
-  junit: string;
-  lcov: string;
-  /** coverage.py settings used instead of the repository's (which could omit files). */
-  coverageConfig: string;
-  /** node:test reporters that write the JUnit and lcov reports to the FIFOs (tools/). */
-  nodeJunitReporter: string;
-  nodeLcovReporter: string;
+export type ReportPaths = RunPaths;
+
+interface Detected {
+  framework: Framework;
+  command: string[] | null;
+  env: Record<string, string>;
 }
 
-/** Chooses framework and command: the job's explicit settings win over what the repository suggests. */
-export async function planTests(workspace: string, spec: Job["test"], reports: ReportPaths, coverageFiles: string[] = []): Promise<TestPlan> {
+/** Chooses framework and command: the job's explicit settings win over what the repository declares. */
+export async function planTests(workspace: string, spec: Job["test"], paths: ReportPaths, coverageFiles: string[] = []): Promise<TestPlan> {
   const pkg = await readPackageJson(workspace);
-  const framework =
-    (spec.framework !== "auto" ? spec.framework : null) ??
-    (spec.command ? frameworkOfCommand(spec.command) : null) ??
-    (await detectFramework(workspace, pkg));
-  if (!framework) {
-    throw new UnsafeInputError(
-      spec.command
-        ? `cannot tell which framework ${JSON.stringify(spec.command)} runs; set test.framework`
-        : "no test framework detected (looked for node:test and pytest layouts); set test.framework",
-    );
-  }
-  const stated = spec.command ?? (framework === "node-test" ? ["node", ...(nodeTestScriptArgs(pkg) ?? ["--test"])] : ["python3", "-m", "pytest"]);
-  const command = spec.files ? withFiles(framework, stated, spec.files) : stated;
-  const detail = spec.coverage ? await coverageTargets(workspace, framework, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
+  const repo = openRepo(workspace, pkg);
+  const stated = spec.command ? frameworkOfArgv(spec.command, EXECUTABLES) : null;
+  const declared = await detect(repo);
+  const framework = spec.framework !== "auto" ? spec.framework : (stated ?? declared?.framework ?? null);
+  if (!framework) throw new UnsafeInputError(spec.command ? `cannot tell which framework ${JSON.stringify(spec.command)} runs; set test.framework` : noFrameworkReason(repo.pkg));
+  const module = MODULES.get(framework) as FrameworkModule;
+  // A test script for another framework than the job's says nothing about this one's command.
+  const scripted = !spec.command && declared?.framework === framework ? declared : null;
+  const base = spec.command ?? scripted?.command ?? module.defaultCommand;
+  const prefix = module.prefixLength(base);
+  const { command, files } = await selectFiles(workspace, module, base, prefix, spec.files);
+  const detail = spec.coverage ? await coverageTargets(workspace, module.name, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
+  const invocation = await module.instrument(command, paths, {
+    repo,
+    coverage: spec.coverage,
+    coverageDirs: detail.dirs,
+    files: files ?? [],
+    typescript: module.name === "node-test" && (await listFiles(workspace)).some((f) => TS_TEST_FILE.test(f) && NODE_TEST_FILE.test(posix.basename(f))),
+    srcLayout: module.name === "pytest" && (await hasSrcPackages(workspace)),
+  });
   return {
-    framework,
+    framework: module.name,
     command,
-    argv: instrument(framework, command, reports, spec.coverage, detail.dirs),
+    argv: invocation.argv,
+    env: { ...scripted?.env, ...invocation.env },
+    report: module.report,
     coverage: { files: spec.coverage ? coverageFiles : [], unloaded: detail.unloaded },
   };
 }
 
-/**
- * The command with its file and directory arguments replaced by `files`: the framework's
- * prefix (`node`, `pytest`, `python -m pytest`) and its options are kept. Option values must
- * be given as `--name=value`; a separate value would be taken for a file and dropped.
- */
-function withFiles(framework: Framework, command: string[], files: string[]): string[] {
-  const prefix = framework === "pytest" && /^python[\d.]*$/.test((command[0] ?? "").split("/").pop() ?? "") ? 3 : 1;
-  const options = command.slice(prefix).filter((arg) => arg.startsWith("-"));
-  return [...command.slice(0, prefix), ...options, ...(framework === "pytest" ? ["--"] : []), ...files];
+function noFrameworkReason(pkg: Awaited<ReturnType<typeof readPackageJson>>): string {
+  const script = pkg?.scripts?.test;
+  const what = script
+    ? `package.json's test script (${JSON.stringify(script.slice(0, 200))}) runs no known test runner and no known test runner is in its devDependencies`
+    : "package.json has no test script and no known test runner in devDependencies, and there is no pytest configuration or Python test file";
+  return `no test framework detected: ${what}; state the framework or test command on import`;
 }
 
-function instrument(framework: Framework, command: string[], reports: ReportPaths, coverage: boolean, coverageDirs: string[]): string[] {
-  if (framework === "pytest") {
-    const extra = [`--junitxml=${reports.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider"];
-    if (coverage) {
-      extra.push("--cov=.", ...coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${reports.coverageConfig}`, `--cov-report=lcov:${reports.lcov}`);
+/** What the repository declares: its test script first, then config files and dependencies, then test files. */
+async function detect(repo: Repo): Promise<Detected | null> {
+  for (const found of scriptCommands(repo.pkg?.scripts ?? {})) {
+    const framework = frameworkOfArgv(found.argv, EXECUTABLES);
+    if (framework) return { framework, command: framework === "node-test" ? nodeScriptCommand(found.argv) : found.argv, env: found.env };
+  }
+  for (const module of DECLARED_ORDER) if (await module.declared(repo)) return { framework: module.name, command: null, env: {} };
+  if (await anyFile(repo.workspace, ["", "src"], (n) => NODE_TEST_FILE.test(n))) return { framework: "node-test", command: null, env: {} };
+  if (await anyFile(repo.workspace, ["test", "tests", "__tests__"], (n) => /\.(c|m)?js$/.test(n))) return { framework: "node-test", command: null, env: {} };
+  if (await anyFile(repo.workspace, ["", "test", "tests", "src"], (n) => PY_TEST_FILE.test(n))) return { framework: "pytest", command: null, env: {} };
+  return null;
+}
+
+/** A `node --test …` script as it is run: odd arguments make it plain `node --test`. */
+function nodeScriptCommand(argv: string[]): string[] {
+  if (argv.some((t) => !/^[\w@./*=:,+{}-]+$/.test(t))) return ["node", "--test"];
+  return ["node", ...argv.slice(1).filter((t) => !t.startsWith("--test-reporter"))];
+}
+
+async function anyFile(workspace: string, dirs: string[], matches: (name: string) => boolean): Promise<boolean> {
+  for (const dir of dirs) {
+    // A linked directory is not the repository's own: never listed through.
+    if (dir !== "" && !(await lstatNoLinks(workspace, dir))?.isDirectory()) continue;
+    const names = await readdir(join(workspace, dir)).catch(() => [] as string[]);
+    if (names.some(matches)) return true;
+  }
+  return false;
+}
+
+/** `src/<pkg>/` with Python files in it: a src layout. */
+async function hasSrcPackages(workspace: string): Promise<boolean> {
+  if (!(await lstatNoLinks(workspace, "src"))?.isDirectory()) return false;
+  const entries = await readdir(join(workspace, "src"), { withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const inner = await readdir(join(workspace, "src", entry.name)).catch(() => [] as string[]);
+    if (inner.some((n) => n.endsWith(".py"))) return true;
+  }
+  return false;
+}
+
+/**
+ * The command to run and, for frameworks run one file per process, its files. Job files
+ * replace the command's file arguments; otherwise a per-file framework's files come from the
+ * command's globs, directories and files, or the framework's defaults. Patterns are matched
+ * against the workspace's own tree (links are never followed).
+ */
+async function selectFiles(
+  workspace: string, module: FrameworkModule, command: string[], prefix: number, jobFiles: string[] | null,
+): Promise<{ command: string[]; files: string[] | null }> {
+  const head = command.slice(0, prefix);
+  const args = command.slice(prefix);
+  const { options, positional } = splitArgs(args, module.valuedOptions);
+  if (jobFiles) {
+    if (module.perFile) return { command: [...head, ...options], files: jobFiles };
+    return { command: [...head, ...options, ...(module.fileArguments?.(jobFiles) ?? jobFiles)], files: null };
+  }
+  if (!module.perFile) return { command, files: null };
+  const all = await listFiles(workspace);
+  const selected = new Set<string>();
+  for (const arg of positional.length > 0 ? positional : module.defaultPatterns) {
+    const pattern = posix.normalize(arg).replace(/^\.\//, "").replace(/\/$/, "");
+    for (const file of all) {
+      const inDir = file.startsWith(`${pattern}/`) && SCRIPT_FILE.test(file) && !posix.basename(file).startsWith("_");
+      if (file === pattern || inDir || matchesGlob(file, pattern)) selected.add(file);
     }
-    // Options go before a "--" that ends them, so they are never taken for test files.
-    const end = command.indexOf("--");
-    return end < 0 ? [...command, ...extra] : [...command.slice(0, end), ...extra, ...command.slice(end)];
   }
-  const [exe, ...rest] = command;
-  if ((exe ?? "").split("/").pop() !== "node") return command;
-  // The runner's reporters write to their FIFOs themselves; "stdout" only gives them somewhere
-  // to yield nothing to.
-  const extra = [
-    "--test-reporter=spec", "--test-reporter-destination=stdout",
-    `--test-reporter=${reports.nodeJunitReporter}`, "--test-reporter-destination=stdout",
-  ];
-  if (coverage) extra.push("--experimental-test-coverage", `--test-reporter=${reports.nodeLcovReporter}`, "--test-reporter-destination=stdout");
-  return [exe as string, ...extra, ...(coverage ? withoutCoverageFilters(rest) : rest)];
+  return { command: [...head, ...options], files: [...selected].sort() };
 }
 
-/**
- * Drops node's --test-coverage-include/-exclude (and thresholds), which a repository's test
- * script could use to leave the candidate's files out of the measurement.
- */
-function withoutCoverageFilters(args: string[]): string[] {
-  const kept: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (!arg.startsWith("--test-coverage-")) kept.push(arg);
-    else if (!arg.includes("=")) i++;
+/** Workspace-relative regular files, without dependency and build directories; links are not followed. */
+async function listFiles(workspace: string): Promise<string[]> {
+  const files: string[] = [];
+  const pending = [""];
+  while (pending.length > 0 && files.length < MAX_LISTED_FILES) {
+    const dir = pending.pop() as string;
+    const entries = await readdir(join(workspace, dir), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const rel = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name) && !entry.name.startsWith(".")) pending.push(rel);
+      else if (entry.isFile()) files.push(rel);
+    }
   }
-  return kept;
+  return files;
 }
 
-const NODE_SOURCE = /\.(c|m)?js$/;
 const COUNTED_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * What the framework needs to report the job's coverage_files even when the tests never
  * load them. pytest-cov reports unimported files only from its source directories (and
- * only inside packages), so each requested file's directory becomes one. node reports only
- * files it loaded; the line count of the others (every line, as node counts) is read now,
- * before any candidate code has run in the workspace.
+ * only inside packages), so each requested file's directory becomes one. The JavaScript
+ * frameworks report only files they loaded; the line count of the others (every line, as
+ * node counts) is read now, before any candidate code has run in the workspace.
  */
 async function coverageTargets(workspace: string, framework: Framework, files: string[]): Promise<{ dirs: string[]; unloaded: Map<string, number> }> {
   const dirs = new Set<string>();
   const unloaded = new Map<string, number>();
   for (const file of files) {
-    if (framework === "pytest" && file.endsWith(".py")) {
+    if (framework === "pytest") {
       const dir = posix.dirname(file);
-      if (dir !== "." && (await lstatNoLinks(workspace, dir))?.isDirectory()) dirs.add(dir);
-    } else if (framework === "node-test" && NODE_SOURCE.test(file) && !file.split("/").includes("node_modules")) {
+      if (file.endsWith(".py") && dir !== "." && (await lstatNoLinks(workspace, dir))?.isDirectory()) dirs.add(dir);
+    } else if (SCRIPT_FILE.test(file) && !file.split("/").includes("node_modules")) {
       if (!(await lstatNoLinks(workspace, file))?.isFile()) continue;
       const content = await readRegularFile(join(workspace, file), COUNTED_FILE_MAX_BYTES);
       if (content) unloaded.set(file, lineCount(content));

@@ -1,4 +1,7 @@
 import { XMLParser } from "fast-xml-parser";
+import { type FinalResults, Parser as TapParser, type Result as TapResult } from "tap-parser";
+import { z } from "zod";
+import type { ReportFormat } from "./frameworks/types";
 import type { Counts, CoverageFile, CoverageSummary, TestResult, TestStatus } from "./job-schema";
 
 type XmlNode = Record<string, unknown>;
@@ -102,6 +105,138 @@ function relativeTo(file: string, prefix: string): string {
   return prefix && cleaned.startsWith(`${prefix}/`) ? cleaned.slice(prefix.length + 1) : cleaned;
 }
 
+/** A framework's report as plan.report says to read it (frameworks/types.ts, ReportFormat). */
+export function parseTestReport(format: ReportFormat, text: string, workspacePrefix: string): TestResult[] {
+  return format === "per-file" ? parsePerFile(text) : parseJUnit(text, workspacePrefix);
+}
+
+const perFileSchema = z.strictObject({
+  files: z.array(
+    z.strictObject({
+      file: z.string().min(1).max(4096),
+      exit_code: z.number().int().nullable(),
+      signal: z.string().max(64).nullable(),
+      /** The TAP a per-file run printed (ava: one test point per test; tape: per assertion, tests as comments). */
+      tap: z.string().optional(),
+      tap_kind: z.enum(["tests", "assertions"]).optional(),
+      /** The uvu hook's records, one per test that ran. */
+      records: z
+        .array(z.strictObject({ suite: z.string(), name: z.string(), ok: z.boolean(), message: z.string().nullable(), duration_ms: z.number() }))
+        .optional(),
+      /** Why the driver could not get results for the file (the hook did not load, say). */
+      error: z.string().nullable().optional(),
+    }),
+  ),
+});
+
+/**
+ * The JSON tools/run-tests.mjs writes for frameworks run one file per process: each file's
+ * results come from its own process, so every result carries its file. A file that yielded
+ * no result at all (it failed to load, it crashed) is one errored result of that file.
+ */
+export function parsePerFile(text: string): TestResult[] {
+  let parsed: z.infer<typeof perFileSchema>;
+  try {
+    parsed = perFileSchema.parse(JSON.parse(text));
+  } catch {
+    throw new ReportError("the per-file test report is not the driver's JSON document");
+  }
+  const results: TestResult[] = [];
+  for (const entry of parsed.files) {
+    const found =
+      entry.tap !== undefined
+        ? parseTap(entry.tap, entry.file, entry.tap_kind ?? "tests")
+        : (entry.records ?? []).map((r): TestResult => ({
+            name: r.name,
+            classname: r.suite,
+            file: entry.file,
+            status: r.ok ? "passed" : "failed",
+            duration_ms: Math.max(0, Math.round(r.duration_ms)) || 0,
+            message: r.message?.slice(0, MESSAGE_MAX) ?? null,
+          }));
+    if (found.length === 0 || entry.error) {
+      const exit = entry.exit_code === null ? `signal ${entry.signal ?? "unknown"}` : `exit code ${entry.exit_code}`;
+      found.push({ name: "(file)", classname: "", file: entry.file, status: "errored", duration_ms: 0, message: (entry.error ?? `the file reported no tests (${exit})`).slice(0, MESSAGE_MAX) });
+    }
+    results.push(...found);
+  }
+  return results;
+}
+
+/**
+ * One file's TAP through tap-parser. A stream whose test point numbers repeat or skip, or
+ * whose count does not match its plan, has lines that the framework did not write (or lost
+ * some): the report is refused rather than half believed.
+ */
+export function parseTap(text: string, file: string, kind: "tests" | "assertions"): TestResult[] {
+  const points: Array<{ result: TapResult; test: string | null }> = [];
+  let currentTest: string | null = null;
+  const parser = new TapParser();
+  parser.on("comment", (comment: string) => {
+    // tape announces each test as "# name" before its assertions.
+    const name = comment.replace(/^#\s?/, "").trimEnd();
+    if (kind === "assertions" && !/^(tests|pass|fail|ok|todo|skip)\b/.test(name) && !/^test count\(/.test(name)) currentTest = name;
+  });
+  parser.on("assert", (result: TapResult) => points.push({ result, test: currentTest }));
+  // Set by the parser's synchronous "complete" event, which TypeScript cannot see happen.
+  const outcome: { final: FinalResults | null } = { final: null };
+  parser.on("complete", (results: FinalResults) => {
+    outcome.final = results;
+  });
+  parser.end(text);
+  const done = outcome.final;
+  const forged = done?.failures.find((f) => f.tapError);
+  if (forged) throw new ReportError(`${file}: the TAP report is inconsistent (${forged.tapError ?? ""})`);
+  // ava's own TAP counts an error outside the tests as a test point beyond its plan, so only
+  // tape's (per assertion) is held to its plan.
+  const planned = kind === "assertions" && done && !done.plan.skipAll && done.plan.end !== null && done.plan.start !== null ? done.plan.end - done.plan.start + 1 : null;
+  if (done && planned !== null && planned > 0 && done.count !== planned) {
+    throw new ReportError(`${file}: the TAP report has ${done.count} test points for a plan of ${planned}`);
+  }
+  if (kind === "tests") return points.map(({ result }) => tapResult(result.name || "(unnamed)", [result], file));
+  const byTest = new Map<string, TapResult[]>();
+  for (const { result, test } of points) {
+    const name = test ?? "(unnamed)";
+    byTest.set(name, [...(byTest.get(name) ?? []), result]);
+  }
+  return [...byTest].map(([name, asserts]) => tapResult(name, asserts, file));
+}
+
+function tapResult(name: string, asserts: TapResult[], file: string): TestResult {
+  const failed = asserts.find((a) => !a.ok && !a.todo && !a.skip);
+  const skipped = asserts.length > 0 && asserts.every((a) => a.skip);
+  const message = failed ? [failed.name, typeof failed.diag?.message === "string" ? failed.diag.message : ""].filter(Boolean).join(": ") : null;
+  return {
+    name,
+    classname: "",
+    file,
+    status: failed ? "failed" : skipped ? "skipped" : "passed",
+    duration_ms: 0,
+    message: message ? message.slice(0, MESSAGE_MAX) : null,
+  };
+}
+
+/** Results as flat JUnit test cases, each with its file (the upload of per-file runs). */
+export function toJUnit(tests: TestResult[]): string {
+  const xml = (text: string) =>
+    text
+      // XML 1.0 has no way to carry most control characters, even as references.
+      // eslint-disable-next-line no-control-regex -- matching them is the point
+      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;");
+  const cases = tests.map((t) => {
+    const head = `<testcase name="${xml(t.name)}" classname="${xml(t.classname)}" file="${xml(t.file ?? "")}" time="${(t.duration_ms / 1000).toFixed(3)}"`;
+    const message = `message="${xml(t.message ?? "")}"`;
+    if (t.status === "failed") return `${head}><failure ${message}/></testcase>`;
+    if (t.status === "errored") return `${head}><error ${message}/></testcase>`;
+    return t.status === "skipped" ? `${head}><skipped/></testcase>` : `${head}/>`;
+  });
+  return `<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n${cases.join("\n")}\n</testsuites>\n`;
+}
+
 export function countResults(tests: TestResult[]): Counts {
   const counts: Counts = { total: tests.length, passed: 0, failed: 0, skipped: 0, errored: 0 };
   for (const t of tests) counts[t.status]++;
@@ -125,10 +260,8 @@ const MAX_COVERAGE_FILES = 1000;
 export const MAX_COVERAGE_LINE_NUMBERS = 200_000;
 
 interface LcovFile {
-  lines_total: number;
-  lines_covered: number;
-  /** Hit count per instrumented line; kept for requested files only. */
-  hits: Map<number, number> | null;
+  /** Hit count per instrumented line. */
+  hits: Map<number, number>;
   /** For an unloaded requested file: lines 1..n, all missed. */
   missedThrough?: number;
 }
@@ -143,29 +276,32 @@ export function parseLcov(text: string, workspacePrefix: string, detail: Coverag
       const file = relativeTo(line.slice(3).trim(), workspacePrefix);
       // node and coverage.py write one record per file: a second one was added by someone else.
       if (files.has(file)) throw new ReportError(`the lcov report has two records for ${file}`);
-      current = { lines_total: 0, lines_covered: 0, hits: wanted.has(file) ? new Map() : null };
+      current = { hits: new Map() };
       files.set(file, current);
     } else if (!current) continue;
-    else if (line.startsWith("LF:")) current.lines_total = Number(line.slice(3));
-    else if (line.startsWith("LH:")) current.lines_covered = Number(line.slice(3));
-    else if (line.startsWith("DA:") && current.hits) {
-      // DA:<line>,<hits>[,<checksum>]
+    else if (line.startsWith("DA:")) {
+      // DA:<line>,<hits>[,<checksum>]. LF/LH are not read: the counts come from these lines,
+      // so covered can never exceed total (coverage.py has written LH > LF).
       const [lineNo = Number.NaN, count = 0] = line.slice(3).split(",").map(Number);
-      if (Number.isSafeInteger(lineNo) && lineNo > 0) current.hits.set(lineNo, Math.max(current.hits.get(lineNo) ?? 0, count || 0));
+      if (Number.isSafeInteger(lineNo) && lineNo > 0) current.hits.set(lineNo, Math.max(current.hits.get(lineNo) ?? 0, count > 0 ? count : 0));
     } else if (line.startsWith("end_of_record")) current = null;
   }
   for (const [file, lines] of detail.unloaded) {
-    if (!files.has(file) && lines > 0) files.set(file, { lines_total: lines, lines_covered: 0, hits: null, missedThrough: lines });
+    if (!files.has(file) && lines > 0) files.set(file, { hits: new Map(), missedThrough: lines });
   }
 
   let budget = MAX_COVERAGE_LINE_NUMBERS;
   const entries = new Map<string, CoverageFile>();
-  for (const [file, f] of files) entries.set(file, { file, lines_total: f.lines_total, lines_covered: f.lines_covered });
+  for (const [file, f] of files) {
+    let covered = 0;
+    for (const n of f.hits.values()) if (n > 0) covered++;
+    entries.set(file, { file, lines_total: f.missedThrough ?? f.hits.size, lines_covered: covered });
+  }
   for (const file of detail.files) {
     const f = files.get(file);
     const entry = entries.get(file);
     if (!f || !entry) continue;
-    const size = f.missedThrough ?? f.hits?.size ?? 0;
+    const size = f.missedThrough ?? f.hits.size;
     if (size > budget) {
       entry.lines_truncated = true;
       continue;
@@ -175,7 +311,7 @@ export function parseLcov(text: string, workspacePrefix: string, detail: Coverag
       entry.lines_hit = [];
       entry.lines_missed = Array.from({ length: f.missedThrough }, (_, i) => i + 1);
     } else {
-      const sorted = [...(f.hits ?? [])].sort((a, b) => a[0] - b[0]);
+      const sorted = [...f.hits].sort((a, b) => a[0] - b[0]);
       entry.lines_hit = sorted.filter(([, n]) => n > 0).map(([l]) => l);
       entry.lines_missed = sorted.filter(([, n]) => n === 0).map(([l]) => l);
     }

@@ -5,17 +5,27 @@ import { fileURLToPath } from "node:url";
 import { runTool } from "./run-tool";
 
 /** Files the sandbox finds in its tools directory, from sandbox-runner/src/tools. */
-const TOOL_FILES = ["eslint-report.mjs", "pyflakes-report.py", "coveragerc", "egress-bridge.mjs", "junit-reporter.mjs", "lcov-reporter.mjs"];
+const TOOL_FILES = [
+  "eslint-report.mjs", "pyflakes-report.py", "coveragerc", "egress-bridge.mjs", "junit-reporter.mjs", "lcov-reporter.mjs",
+  "run-tests.mjs", "jest-reporter.mjs", "vitest-reporter.mjs", "uvu-hook.mjs",
+];
 const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), "tools");
 /** What eslint-report.mjs imports; their dependencies are found and copied along. */
 const LINT_PACKAGES = ["eslint", "@eslint/js", "typescript-eslint", "typescript"];
+/** What run-tests.mjs imports to turn V8 coverage into lcov. */
+const COVERAGE_PACKAGES = ["v8-to-istanbul", "istanbul-lib-coverage"];
 const STAMP = ".assay-stamp";
 
 /** The node_modules directory the runner's own ESLint resolves from, or null. */
 export function defaultLintModules(): string | null {
+  return modulesWith("eslint");
+}
+
+/** The nearest node_modules above the runner's source that holds `name`, or null. */
+function modulesWith(name: string): string | null {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(join(dir, "node_modules", "eslint", "package.json"))) return join(dir, "node_modules");
+    if (existsSync(join(dir, "node_modules", name, "package.json"))) return join(dir, "node_modules");
     const parent = dirname(dir);
     if (parent === dir) return null;
     dir = parent;
@@ -23,9 +33,10 @@ export function defaultLintModules(): string | null {
 }
 
 /**
- * Fills `dir` (bound read-only into every sandbox) with the lint wrappers, the coverage
- * config and a copy of ESLint's packages. A copy, because the packages may sit in a checkout
- * the sandbox users cannot enter. Returns why ESLint is unavailable, or null.
+ * Fills `dir` (bound read-only into every sandbox) with the lint wrappers, the test driver
+ * and reporters, the coverage config, and a copy of ESLint's packages and of the coverage
+ * converter's (the runner's own dependencies). A copy, because the packages may sit in a
+ * checkout the sandbox users cannot enter. Returns why ESLint is unavailable, or null.
  */
 export async function prepareTools(dir: string, lintModules: string | null): Promise<string | null> {
   await mkdir(dir, { recursive: true });
@@ -34,29 +45,45 @@ export async function prepareTools(dir: string, lintModules: string | null): Pro
     await copyFile(join(SOURCE_DIR, name), join(dir, name));
     await chmod(join(dir, name), 0o644);
   }
-  if (!lintModules) return "no ESLint installation found (set RUNNER_LINT_MODULES)";
+  const sources: PackageSource[] = [];
+  const coverageModules = modulesWith(COVERAGE_PACKAGES[0] as string);
+  if (coverageModules) sources.push({ modules: resolve(coverageModules), packages: packageClosure(resolve(coverageModules), COVERAGE_PACKAGES) });
+  let lintProblem: string | null = "no ESLint installation found (set RUNNER_LINT_MODULES)";
+  if (lintModules) {
+    try {
+      sources.push({ modules: resolve(lintModules), packages: packageClosure(resolve(lintModules), LINT_PACKAGES) });
+      lintProblem = null;
+    } catch (err) {
+      lintProblem = err instanceof Error ? err.message : String(err);
+    }
+  }
   try {
-    await copyPackages(lintModules, join(dir, "node_modules"));
-    return null;
+    await copyPackages(sources, join(dir, "node_modules"));
+    return lintProblem;
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }
 }
 
-async function copyPackages(lintModules: string, target: string): Promise<void> {
-  const packages = packageClosure(resolve(lintModules), LINT_PACKAGES);
-  const stamp = JSON.stringify(packages.map((p) => `${p}@${versionOf(join(lintModules, p))}`));
+/** Packages (relative to `modules`) to copy from one node_modules directory. */
+interface PackageSource {
+  modules: string;
+  packages: string[];
+}
+
+async function copyPackages(sources: PackageSource[], target: string): Promise<void> {
+  const stamp = JSON.stringify(sources.map((s) => s.packages.map((p) => `${p}@${versionOf(join(s.modules, p))}`)));
   if ((await readFile(join(target, STAMP), "utf8").catch(() => null)) === stamp) return;
   const staging = `${target}.tmp`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging);
-  // Hard links make this nearly free on the same file system; across file systems, or where
-  // protected_hardlinks refuses them, it is a real copy.
-  await runTool("cp", ["-R", "--link", "--parents", "--", ...packages, staging], lintModules).catch(async () => {
-    await rm(staging, { recursive: true, force: true });
-    await mkdir(staging);
-    await runTool("cp", ["-R", "--parents", "--", ...packages, staging], lintModules);
-  });
+  for (const { modules, packages } of sources) {
+    // Hard links make this nearly free on the same file system; across file systems, or where
+    // protected_hardlinks refuses them, it is a real copy.
+    await runTool("cp", ["-R", "--link", "--parents", "--", ...packages, staging], modules).catch(() =>
+      runTool("cp", ["-R", "--parents", "--remove-destination", "--", ...packages, staging], modules),
+    );
+  }
   await writeFile(join(staging, STAMP), stamp);
   await rm(target, { recursive: true, force: true });
   await rename(staging, target);

@@ -1,0 +1,29 @@
+import { driverArgv, dropOptions } from "./args";
+import { anyConfig, configNames, hasPackageKey } from "./repo";
+import type { FrameworkModule } from "./types";
+
+const OPTIONS = { valued: ["--config", "--match", "-m", "--timeout", "-T", "--concurrency", "-c", "--node-arguments"], drop: ["--tap", "-t", "--watch", "-w", "--verbose", "-v"] };
+
+/**
+ * ava, one test file per process through the driver (tools/run-tests.mjs): ava's TAP output
+ * does not name the file a test is in, so the driver attributes each run's TAP to its file.
+ * Coverage is V8's; child processes rather than worker threads carry NODE_V8_COVERAGE.
+ */
+export const ava: FrameworkModule = {
+  name: "ava",
+  executables: ["ava"],
+  declared: async (repo) => hasPackageKey(repo, "ava") || repo.depends("ava") || (await anyConfig(repo, configNames("ava.config", ["js", "cjs", "mjs"]))),
+  valuedOptions: OPTIONS.valued,
+  defaultCommand: ["ava"],
+  prefixLength: () => 1,
+  // ava's own defaults (helpers and fixtures excepted, as ava does).
+  defaultPatterns: ["test.{js,cjs,mjs}", "src/test.{js,cjs,mjs}", "source/test.{js,cjs,mjs}", "**/test-*.{js,cjs,mjs}", "**/*.spec.{js,cjs,mjs}", "**/*.test.{js,cjs,mjs}", "**/test/**/*.{js,cjs,mjs}", "**/tests/**/*.{js,cjs,mjs}", "**/__tests__/**/*.{js,cjs,mjs}"],
+  perFile: true,
+  report: "per-file",
+  async instrument(command, paths, options) {
+    const [exe = "ava", ...rest] = command;
+    const kept = dropOptions(rest, OPTIONS).filter((a) => a.startsWith("-"));
+    const argv = [exe, ...kept, "--tap", ...(options.coverage ? ["--no-worker-threads"] : [])];
+    return { argv: driverArgv(paths.node, paths.tools, { command: argv, files: options.files, capture: "tap-tests", v8Coverage: options.coverage, lcovFrom: null, junit: paths.junit, lcov: paths.lcov }), env: {} };
+  },
+};

@@ -1,0 +1,47 @@
+import type { FrameworkModule, Invocation, Repo } from "./types";
+
+const SETTINGS_FILES = ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
+
+async function hasPytestConfig(repo: Repo): Promise<boolean> {
+  if ((await repo.read("pytest.ini")) !== null) return true;
+  if ((await repo.read("conftest.py")) !== null) return true;
+  if ((await repo.read("pyproject.toml"))?.includes("[tool.pytest")) return true;
+  if ((await repo.read("setup.cfg"))?.includes("[tool:pytest]")) return true;
+  return (await repo.read("tox.ini"))?.includes("[pytest]") ?? false;
+}
+
+async function configuresPythonFiles(repo: Repo): Promise<boolean> {
+  for (const name of SETTINGS_FILES) if (/^\s*python_files\s*=/m.test((await repo.read(name)) ?? "")) return true;
+  return false;
+}
+
+/**
+ * pytest, which also collects unittest.TestCase suites. JUnit through --junitxml (xunit1,
+ * whose test cases carry `file`), coverage through pytest-cov with the runner's coveragerc.
+ * A collection error (a module whose optional import is missing) stays that module's errored
+ * result instead of stopping the run; `src/` layouts are importable.
+ */
+export const pytest: FrameworkModule = {
+  name: "pytest",
+  executables: ["pytest", "py.test"],
+  declared: hasPytestConfig,
+  valuedOptions: ["-k", "-m", "-p", "-o", "-c", "--rootdir", "--ignore", "--deselect", "--maxfail", "-n", "--tb"],
+  defaultCommand: ["python3", "-m", "pytest"],
+  prefixLength: (command) => (/^python[\d.]*$/.test((command[0] ?? "").split("/").pop() ?? "") ? 3 : 1),
+  fileArguments: (files) => ["--", ...files],
+  defaultPatterns: [],
+  perFile: false,
+  report: "junit",
+  async instrument(command, paths, options): Promise<Invocation> {
+    const extra = [`--junitxml=${paths.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
+    // Root-level test.py / tests.py and test*.py unittest layouts, unless the repository says otherwise.
+    if (!(await configuresPythonFiles(options.repo))) extra.push("-o", "python_files=test*.py *_test.py");
+    if (options.coverage) {
+      extra.push("--cov=.", ...options.coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${paths.coverageConfig}`, `--cov-report=lcov:${paths.lcov}`);
+    }
+    // Options go before a "--" that ends them, so they are never taken for test files.
+    const end = command.indexOf("--");
+    const argv = end < 0 ? [...command, ...extra] : [...command.slice(0, end), ...extra, ...command.slice(end)];
+    return { argv, env: options.srcLayout ? { PYTHONPATH: "src" } : {} };
+  },
+};

@@ -1,0 +1,30 @@
+import { driverArgv, splitArgs } from "./args";
+import type { FrameworkModule } from "./types";
+
+/**
+ * uvu prints no machine-readable report, so the driver runs each test file under node with
+ * tools/uvu-hook.mjs, which records every test's outcome from inside uvu's own runner and
+ * hands the records to the driver (fd 3), one file per process. uvu's `-r` modules become
+ * node's `--require`. Coverage is V8's.
+ */
+export const uvu: FrameworkModule = {
+  name: "uvu",
+  executables: ["uvu"],
+  declared: (repo) => Promise.resolve(repo.depends("uvu")),
+  valuedOptions: ["-r", "--require", "-i", "--ignore"],
+  defaultCommand: ["uvu"],
+  prefixLength: () => 1,
+  // uvu's default: files in a test(s)/__test(s)__ directory, or named *.test.* / *.spec.* / test.*.
+  defaultPatterns: ["**/{test,tests,__test__,__tests__}/**/*.{js,cjs,mjs,ts,mts,cts,jsx,tsx}", "**/*.{test,tests,spec}.{js,cjs,mjs,ts,mts,cts,jsx,tsx}", "test.{js,cjs,mjs,ts,mts,cts}", "tests.{js,cjs,mjs,ts,mts,cts}"],
+  perFile: true,
+  report: "per-file",
+  async instrument(command, paths, options) {
+    const { options: given } = splitArgs(command.slice(1), uvu.valuedOptions);
+    const requires: string[] = [];
+    for (let i = 0; i < given.length; i++) {
+      if (given[i] === "-r" || given[i] === "--require") requires.push("--require", given[++i] ?? "");
+    }
+    const argv = [paths.node, `--import=${paths.tools}/uvu-hook.mjs`, ...requires];
+    return { argv: driverArgv(paths.node, paths.tools, { command: argv, files: options.files, capture: "uvu", v8Coverage: options.coverage, lcovFrom: null, junit: paths.junit, lcov: paths.lcov }), env: {} };
+  },
+};

@@ -1,0 +1,46 @@
+import { driverArgv, dropOptions } from "./args";
+import { anyConfig, configNames } from "./repo";
+import type { FrameworkModule, Repo } from "./types";
+
+const COVERAGE_DIR = "/tmp/assay-vitest-coverage";
+const OPTIONS = {
+  valued: ["--reporter", "--outputFile", "--pool"],
+  drop: ["--reporter", "--reporters", "--outputFile*", "--watch", "-w", "--ui", "--coverage*", "--silent"],
+};
+const CONFIG_EXTENSIONS = ["js", "cjs", "mjs", "ts", "cts", "mts"];
+
+/** A vite config is vitest's when it has a `test` section. */
+async function viteConfigWithTests(repo: Repo): Promise<boolean> {
+  for (const name of configNames("vite.config", CONFIG_EXTENSIONS)) {
+    if (/\btest\s*:/.test((await repo.read(name)) ?? "")) return true;
+  }
+  return false;
+}
+
+/**
+ * vitest, through the runner's reporter (tools/vitest-reporter.mjs), which writes JUnit with
+ * each test's file. TypeScript runs natively. Coverage needs the repository's @vitest/coverage-v8 (vitest's V8 provider
+ * maps its transformed code back to the sources); without it the run has no coverage.
+ */
+export const vitest: FrameworkModule = {
+  name: "vitest",
+  executables: ["vitest"],
+  declared: async (repo) => repo.depends("vitest") || (await anyConfig(repo, configNames("vitest.config", CONFIG_EXTENSIONS))) || (await viteConfigWithTests(repo)),
+  valuedOptions: [...OPTIONS.valued, "--config", "-c", "--project", "--testNamePattern", "-t", "--root", "-r", "--dir", "--environment"],
+  defaultCommand: ["vitest", "run"],
+  prefixLength: (command) => (["run", "watch", "dev"].includes(command[1] ?? "") ? 2 : 1),
+  defaultPatterns: [],
+  perFile: false,
+  report: "junit",
+  async instrument(command, paths, options) {
+    const [exe = "vitest", ...rest] = command;
+    const args = dropOptions(["run", "watch", "dev"].includes(rest[0] ?? "") ? rest.slice(1) : rest, OPTIONS);
+    const argv = [exe, "run", ...args, "--reporter=default", `--reporter=${paths.tools}/vitest-reporter.mjs`];
+    if (!options.coverage || !options.repo.depends("@vitest/coverage-v8")) return { argv, env: {} };
+    argv.push("--coverage.enabled=true", "--coverage.provider=v8", "--coverage.reporter=lcovonly", `--coverage.reportsDirectory=${COVERAGE_DIR}`, "--coverage.exclude=**/node_modules/**");
+    return {
+      argv: driverArgv(paths.node, paths.tools, { command: argv, files: null, capture: null, v8Coverage: false, lcovFrom: `${COVERAGE_DIR}/lcov.info`, junit: paths.junit, lcov: paths.lcov }),
+      env: {},
+    };
+  },
+};

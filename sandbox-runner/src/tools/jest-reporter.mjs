@@ -1,0 +1,44 @@
+// jest reporter for every jest run (frameworks/jest.ts): jest has no JUnit output of its own.
+// Writes flat <testcase> elements carrying `file` (workspace-relative), `classname` (the
+// describe() path, " > "-joined) and `name` (the test's title) to $ASSAY_JUNIT_PATH, a FIFO
+// the runner reads. A test file that failed to run at all is one errored test case of its file.
+// It runs in jest's parent process (jest loads ES module reporters).
+
+import { writeFileSync } from "node:fs";
+import { relative } from "node:path";
+
+const MESSAGE_MAX = 4000;
+
+const escapeXml = (text) =>
+  String(text)
+    // XML 1.0 has no way to carry most control characters, even as references.
+    // eslint-disable-next-line no-control-regex -- matching them is the point
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+
+// eslint-disable-next-line no-control-regex -- ANSI colour codes in jest's messages
+const plain = (text) => String(text ?? "").replace(/\u001b\[[0-9;]*m/g, "").slice(0, MESSAGE_MAX);
+
+export default class AssayJUnitReporter {
+  onRunComplete(_contexts, results) {
+    const cases = [];
+    for (const file of results.testResults) {
+      const path = relative(process.cwd(), file.testFilePath);
+      const attrs = (name, classname, ms) => `name="${escapeXml(name)}" classname="${escapeXml(classname)}" file="${escapeXml(path)}" time="${((ms ?? 0) / 1000).toFixed(6)}"`;
+      if (file.testExecError || (file.failureMessage && file.testResults.length === 0)) {
+        const message = plain(file.testExecError?.message ?? file.failureMessage);
+        cases.push(`<testcase ${attrs("(file)", "", 0)}><error message="${escapeXml(message)}"/></testcase>`);
+      }
+      for (const test of file.testResults) {
+        const head = `<testcase ${attrs(test.title, test.ancestorTitles.join(" > "), test.duration)}`;
+        if (test.status === "failed") cases.push(`${head}><failure message="${escapeXml(plain(test.failureMessages.join("\n")))}"/></testcase>`);
+        else if (test.status === "passed") cases.push(`${head}/>`);
+        else cases.push(`${head}><skipped/></testcase>`);
+      }
+    }
+    writeFileSync(process.env.ASSAY_JUNIT_PATH, `<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n${cases.join("\n")}\n</testsuites>\n`);
+  }
+}

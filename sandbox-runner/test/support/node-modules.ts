@@ -1,0 +1,84 @@
+import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { promisify } from "node:util";
+
+const ROOT_MODULES = resolve(import.meta.dirname, "../../../node_modules");
+
+/**
+ * An environment archive (node_modules only) holding `packages` and everything they need,
+ * taken from the repository's own node_modules: the sandbox has no network, and a test
+ * workspace gets its frameworks the way a prepared task does. Built once per set of
+ * packages and versions, and kept in the temporary directory between runs.
+ */
+export function frameworkEnvironment(packages: string[]): Promise<Buffer> {
+  const key = packages.join("\n");
+  const known = building.get(key);
+  if (known) return known;
+  const archive = build(packages);
+  building.set(key, archive);
+  return archive;
+}
+
+/** Archives being built or built by this process, so concurrent tests share one. */
+const building = new Map<string, Promise<Buffer>>();
+
+async function build(packages: string[]): Promise<Buffer> {
+  const closure = packageClosure(packages);
+  const bins = packages.flatMap((name) => binsOf(name));
+  const stamp = createHash("sha256").update(JSON.stringify([closure.map((p) => `${p}@${versionOf(p)}`), bins, ".cache"])).digest("hex").slice(0, 16);
+  const path = join(tmpdir(), `assay-test-env-${stamp}.tar.gz`);
+  if (!existsSync(path)) {
+    // Another test process may build the same archive at the same time: the rename settles it.
+    const staging = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    const entries = [...closure.map((p) => `node_modules/${p}`), ...bins.map((b) => `node_modules/.bin/${b}`)];
+    // An empty node_modules/.cache, as prepare jobs leave one: test jobs get a writable tmpfs over it (ava's cache).
+    const scratch = await mkdtemp(join(tmpdir(), "assay-test-env-"));
+    await mkdir(join(scratch, "node_modules", ".cache"), { recursive: true });
+    try {
+      await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", staging, "-C", dirname(ROOT_MODULES), ...entries, "-C", scratch, "node_modules/.cache"], { maxBuffer: 16 * 1024 * 1024 });
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+    await rename(staging, path);
+  }
+  return readFile(path);
+}
+
+function binsOf(name: string): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT_MODULES, name, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
+  const names = typeof pkg.bin === "string" ? [basename(name)] : Object.keys(pkg.bin ?? {});
+  return names.filter((bin) => existsSync(join(ROOT_MODULES, ".bin", bin)));
+}
+
+function packageClosure(roots: string[]): string[] {
+  const seen = new Set<string>();
+  const pending = roots.map((name) => join(ROOT_MODULES, name));
+  while (pending.length > 0) {
+    const dir = pending.pop() as string;
+    if (seen.has(dir)) continue;
+    seen.add(dir);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
+    for (const name of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) {
+      const found = findPackage(dir, name);
+      if (found) pending.push(found);
+    }
+  }
+  return [...seen].map((dir) => relative(ROOT_MODULES, dir)).filter((rel) => !rel.split(sep).includes("node_modules"));
+}
+
+function findPackage(from: string, name: string): string | null {
+  const top = dirname(ROOT_MODULES);
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (basename(dir) !== "node_modules" && existsSync(join(candidate, "package.json"))) return candidate;
+    if (dir === top || dir === dirname(dir)) return null;
+  }
+}
+
+function versionOf(rel: string): string {
+  return (JSON.parse(readFileSync(join(ROOT_MODULES, rel, "package.json"), "utf8")) as { version?: string }).version ?? "?";
+}
