@@ -416,7 +416,8 @@ async function packageCache(ctx: ExecutionContext, job: Job, slot: number): Prom
   await mkdir(dirname(dir), { recursive: true, mode: 0o711 });
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const owner = ctx.sandbox.ownerFor(slot);
-  if (owner) await lchown(dir, owner.uid, owner.gid);
+  // A cache kept from a runner that had other sandbox uids is handed over whole, once.
+  if (owner && (await stat(dir)).uid !== owner.uid) await chownTree([dir], owner);
   return dir;
 }
 

@@ -152,7 +152,7 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
   };
 
   it("without the proxy's CA: the install fails at once, the tests can still be tried, and the reason names RUNNER_EXTRA_CA_CERTS", async () => {
-    const h = await harness(63000, null);
+    const h = await harness(64100, null);
     const { cb, log } = await prepare(h, "no-ca");
     expect(cb.status).toBe("SUCCEEDED");
     expect(cb.install?.failure).toMatch(/^npm install failed: .*set RUNNER_EXTRA_CA_CERTS/);
@@ -164,7 +164,7 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
   });
 
   it("with RUNNER_EXTRA_CA_CERTS: npm installs through the proxy; the version of Node is named", async () => {
-    const h = await harness(63010, certs.caFile);
+    const h = await harness(64200, certs.caFile);
     const { cb, log } = await prepare(h, "with-ca");
     expect(cb.install?.failure, log).toBeNull();
     expect(cb.install?.steps.map((s) => [s.name, s.ok])).toEqual([["npm install", true]]);
@@ -191,7 +191,7 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
   });
 
   it("a dependency's install script that fails: installed again without scripts, the failure kept in the report", async () => {
-    const h = await harness(63020, certs.caFile);
+    const h = await harness(64300, certs.caFile);
     const files = {
       ...repo,
       "package.json": JSON.stringify({

@@ -50,6 +50,9 @@ export async function waitFor(url: string, timeoutMs: number, isAlive: () => boo
   throw new Error(`${url} did not answer within ${timeoutMs} ms`);
 }
 
+/** The package caches of the stacks tests start, beside the runners' default work dirs. */
+const E2E_PACKAGE_CACHE = "/var/tmp/assay-runner/e2e-package-cache";
+
 export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   const [port, runnerPort, repohostPort, mailPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
@@ -68,6 +71,8 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
       DEV_MAIL_OUTBOX: join(stateDir, "outbox"),
       ASSAY_STATE_DIR: stateDir,
       RUNNER_WORK_DIR: join(stateDir, "runner"),
+      // Downloads are kept from one test run to the next on this machine (installs still run each time).
+      RUNNER_PACKAGE_CACHE_DIR: process.env.RUNNER_PACKAGE_CACHE_DIR ?? E2E_PACKAGE_CACHE,
       // Its own repositories, so a test may add issues and pull requests without touching .dev/repos.
       DEV_REPOHOST_ROOT: join(stateDir, "repos"),
       ...extraEnv,
