@@ -191,13 +191,14 @@ function pythonSteps(facts: RepoFacts): InstallStep[] {
   if (facts.pythonProject) {
     const target = facts.testExtras.length > 0 ? `.[${facts.testExtras.join(",")}]` : ".";
     steps.push({
-      name: `pip install -e ${target}`,
-      argv: [...VENV_PIP, "-e", target],
-      // Build isolation fetches the build backend from the index; the system's setuptools may do.
+      // The system's build backend first: most projects build with setuptools, which needs no
+      // download then; one whose backend the system lacks (hatchling, poetry) fails at once.
+      name: `pip install --no-build-isolation -e ${target}`,
+      argv: [...VENV_PIP, "--no-build-isolation", "-e", target],
       fallback: {
-        name: `pip install --no-build-isolation -e ${target}`,
-        argv: [...VENV_PIP, "--no-build-isolation", "-e", target],
-        note: "built with the system's build backend (no build isolation)",
+        name: `pip install -e ${target}`,
+        argv: [...VENV_PIP, "-e", target],
+        note: "built with the build backend the project declares, fetched from the index (build isolation)",
       },
     });
   }

@@ -35,7 +35,7 @@ describe("the lockfile decides the tool", () => {
     ["requirements and a project with test extras", { pkg: null, requirementFiles: ["requirements.txt"], pythonProject: true, testExtras: ["test"] }, [
       "python3 -m venv --system-site-packages .venv",
       "pip install -r requirements.txt",
-      "pip install -e .[test]",
+      "pip install --no-build-isolation -e .[test]",
     ]],
   ])("%s", (_name, over, expected) => {
     expect(names(facts(over))).toEqual(expected);
