@@ -16,9 +16,9 @@ if (!target) {
 }
 
 // Debian packages each entry point needs: the sandbox (bubblewrap), Python test tooling for
-// pytest tasks (pyflakes for lint jobs), git for the dev repo host, and Chromium for the
-// docs-page test.
-const runtimePackages = ["bubblewrap", "git", "python3", "python3-pytest", "python3-venv", "python3-pytest-cov", "python3-pyflakes"];
+// pytest tasks (pip for Python installs, pyflakes for lint jobs), git for the dev repo host,
+// and Chromium for the docs-page test.
+const runtimePackages = ["bubblewrap", "git", "python3", "python3-pytest", "python3-venv", "python3-pip", "python3-pytest-cov", "python3-pyflakes"];
 const aptPackages = {
   "start:stack": runtimePackages,
   "test:all": [...runtimePackages, "chromium"],

@@ -175,7 +175,11 @@ const VENV_PIP = [".venv/bin/python", "-m", "pip", "install"];
 
 function pythonSteps(facts: RepoFacts): InstallStep[] {
   if (facts.requirementFiles.length === 0 && !facts.pythonProject) return [];
-  const steps: InstallStep[] = [{ name: "python3 -m venv --system-site-packages .venv", argv: ["/usr/bin/python3", "-m", "venv", "--system-site-packages", ".venv"] }];
+  // The system's pip (Debian's python3-pip, through the system site packages) installs into the
+  // environment it runs in: seeding a pip of its own into every venv costs seconds.
+  const steps: InstallStep[] = [
+    { name: "python3 -m venv --system-site-packages .venv", argv: ["/usr/bin/python3", "-m", "venv", "--system-site-packages", "--without-pip", ".venv"] },
+  ];
   for (const file of facts.requirementFiles) {
     steps.push({
       name: `pip install -r ${file}`,
