@@ -7,7 +7,7 @@ import { runTool } from "./run-tool";
 /** Files the sandbox finds in its tools directory, from sandbox-runner/src/tools. */
 const TOOL_FILES = [
   "eslint-report.mjs", "pyflakes-report.py", "coveragerc", "egress-bridge.mjs", "junit-reporter.mjs", "lcov-reporter.mjs",
-  "run-tests.mjs", "jest-reporter.mjs", "vitest-reporter.mjs", "uvu-hook.mjs",
+  "run-tests.mjs", "jest-reporter.mjs", "vitest-reporter.mjs", "uvu-hook.mjs", "junit-xml.mjs",
 ];
 const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), "tools");
 /** What eslint-report.mjs imports; their dependencies are found and copied along. */
@@ -94,7 +94,7 @@ async function copyPackages(sources: PackageSource[], target: string): Promise<v
  * them (nested node_modules first, then upwards, never above `modules`). Nested packages
  * come with their parent's directory, so only top-level ones are listed.
  */
-function packageClosure(modules: string, roots: string[]): string[] {
+export function packageClosure(modules: string, roots: string[]): string[] {
   const seen = new Set<string>();
   const pending = roots.map((name) => {
     const dir = join(modules, name);
@@ -123,6 +123,6 @@ function findPackage(modules: string, from: string, name: string): string | null
   }
 }
 
-function versionOf(dir: string): string {
+export function versionOf(dir: string): string {
   return (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version?: string }).version ?? "?";
 }

@@ -6,18 +6,8 @@
 
 import { writeFileSync } from "node:fs";
 import { relative } from "node:path";
+import { escapeXml, MESSAGE_MAX } from "./junit-xml.mjs";
 
-const MESSAGE_MAX = 4000;
-
-const escapeXml = (text) =>
-  String(text)
-    // XML 1.0 has no way to carry most control characters, even as references.
-    // eslint-disable-next-line no-control-regex -- matching them is the point
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
 
 // eslint-disable-next-line no-control-regex -- ANSI colour codes in jest's messages
 const plain = (text) => String(text ?? "").replace(/\u001b\[[0-9;]*m/g, "").slice(0, MESSAGE_MAX);

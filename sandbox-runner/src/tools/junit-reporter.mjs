@@ -7,19 +7,9 @@
 // destination streams fsync on close, which a FIFO refuses).
 
 import { writeFileSync } from "node:fs";
+import { escapeXml as escape, MESSAGE_MAX } from "./junit-xml.mjs";
 
 const ERROR_TYPES = new Set(["hookFailure", "cancelledByParent", "uncaughtException", "unhandledRejection"]);
-const MESSAGE_MAX = 4000;
-
-const escape = (text) =>
-  String(text)
-    // XML 1.0 has no way to carry most control characters, even as references.
-    // eslint-disable-next-line no-control-regex -- matching them is the point
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
 
 function messageOf(error) {
   const cause = error?.cause ?? error;

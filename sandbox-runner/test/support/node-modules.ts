@@ -3,8 +3,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { packageClosure, versionOf } from "../../src/tools";
 
 const ROOT_MODULES = resolve(import.meta.dirname, "../../../node_modules");
 
@@ -27,9 +28,9 @@ export function frameworkEnvironment(packages: string[]): Promise<Buffer> {
 const building = new Map<string, Promise<Buffer>>();
 
 async function build(packages: string[]): Promise<Buffer> {
-  const closure = packageClosure(packages);
+  const closure = packageClosure(ROOT_MODULES, packages);
   const bins = packages.flatMap((name) => binsOf(name));
-  const stamp = createHash("sha256").update(JSON.stringify([closure.map((p) => `${p}@${versionOf(p)}`), bins, ".cache"])).digest("hex").slice(0, 16);
+  const stamp = createHash("sha256").update(JSON.stringify([closure.map((p) => `${p}@${versionOf(join(ROOT_MODULES, p))}`), bins, ".cache"])).digest("hex").slice(0, 16);
   const path = join(tmpdir(), `assay-test-env-${stamp}.tar.gz`);
   if (!existsSync(path)) {
     // Another test process may build the same archive at the same time: the rename settles it.
@@ -52,33 +53,4 @@ function binsOf(name: string): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT_MODULES, name, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
   const names = typeof pkg.bin === "string" ? [basename(name)] : Object.keys(pkg.bin ?? {});
   return names.filter((bin) => existsSync(join(ROOT_MODULES, ".bin", bin)));
-}
-
-function packageClosure(roots: string[]): string[] {
-  const seen = new Set<string>();
-  const pending = roots.map((name) => join(ROOT_MODULES, name));
-  while (pending.length > 0) {
-    const dir = pending.pop() as string;
-    if (seen.has(dir)) continue;
-    seen.add(dir);
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
-    for (const name of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies })) {
-      const found = findPackage(dir, name);
-      if (found) pending.push(found);
-    }
-  }
-  return [...seen].map((dir) => relative(ROOT_MODULES, dir)).filter((rel) => !rel.split(sep).includes("node_modules"));
-}
-
-function findPackage(from: string, name: string): string | null {
-  const top = dirname(ROOT_MODULES);
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, "node_modules", name);
-    if (basename(dir) !== "node_modules" && existsSync(join(candidate, "package.json"))) return candidate;
-    if (dir === top || dir === dirname(dir)) return null;
-  }
-}
-
-function versionOf(rel: string): string {
-  return (JSON.parse(readFileSync(join(ROOT_MODULES, rel, "package.json"), "utf8")) as { version?: string }).version ?? "?";
 }
