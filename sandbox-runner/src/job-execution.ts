@@ -88,8 +88,9 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     // A slot's own, kept from job to job (see ReportChannel.open).
     const reportsDir = job.kind === "test" ? join(ctx.config.workDir, "reports", `slot${slot}`) : null;
     const dirs = Promise.all([createJobDirs(jobDir), reportsDir && mkdir(reportsDir, { recursive: true, mode: 0o755 })]);
-    // Started now so that joining its control groups overlaps the set-up below.
-    launch = ctx.sandbox.launch(slot, job.limits);
+    // Started now so that joining its control groups overlaps the set-up below; a prepare job's
+    // steps are sandbox runs of their own (runInstall).
+    launch = job.kind === "test" ? ctx.sandbox.launch(slot, job.limits) : null;
     const [{ workspace, output }] = await dirs;
     const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     for (const file of job.files) {
@@ -121,8 +122,6 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const facts = await readRepoFacts(workspace);
     const node = chooseNode(facts.nodeRange, ctx.sandbox.nodeVersions, job.runtime.node);
     if (job.kind === "prepare") {
-      await launch?.cancel();
-      launch = null;
       const owner = ctx.sandbox.ownerFor(slot);
       if (owner) await chownTree([workspace, output], owner);
       result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
@@ -352,7 +351,7 @@ async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace):
   const proxy = steps.length > 0 && !unsafe ? await EgressProxy.start(join(place.jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id }) : null;
   const cacheHost = steps.length > 0 ? await packageCache(ctx, job, place.slot) : null;
   // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
-  const env = sandboxEnv(ctx.config, job, inside, { junit: "", lcov: "" }, proxy !== null);
+  const env = sandboxEnv(ctx.config, job, inside, null, proxy !== null);
   if (cacheHost) Object.assign(env, packageCacheEnv(unsafe ? cacheHost : PACKAGE_CACHE_DIR));
   if (ctx.sandbox.hasExtraCaCerts) Object.assign(env, caEnv(inside.toolsDir));
   const deadline = place.times.startedAt + job.limits.wall_ms;
@@ -451,7 +450,8 @@ async function lintStaged(order: string[], input: LintInput, ctx: ExecutionConte
   );
 }
 
-function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, reports: { junit: string; lcov: string }, viaProxy: boolean): Record<string, string> {
+/** A job's sandbox environment: a test job's report paths, or a prepare job's registries (through the proxy when `viaProxy`). */
+function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, reports: { junit: string; lcov: string } | null, viaProxy: boolean): Record<string, string> {
   const env: Record<string, string> = {
     PATH: `${inside.workspace}/.venv/bin:${inside.workspace}/node_modules/.bin:${inside.nodeBinDir}:/usr/bin:/bin:/usr/local/bin`,
     HOME: "/tmp",
@@ -463,7 +463,7 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, report
     PYTHONUNBUFFERED: "1",
     ASSAY_WORKSPACE: inside.workspace,
   };
-  if (job.kind === "test") Object.assign(env, { ASSAY_JUNIT_PATH: reports.junit, ASSAY_LCOV_PATH: reports.lcov });
+  if (reports) Object.assign(env, { ASSAY_JUNIT_PATH: reports.junit, ASSAY_LCOV_PATH: reports.lcov });
   if (job.kind === "prepare" && viaProxy) {
     const proxy = `http://127.0.0.1:${PROXY_PORT}`;
     Object.assign(env, {

@@ -190,6 +190,29 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
     expect(registry.requests.length).toBeGreaterThan(before);
   });
 
+  it("an install script that points node_modules/.cache at the host: the environment gets a plain empty directory there", async () => {
+    const h = await harness(64400, certs.caFile);
+    const files = {
+      ...repo,
+      "package.json": JSON.stringify({
+        name: "app", version: "1.0.0", scripts: { test: "node --test", postinstall: "ln -sfn /etc node_modules/.cache" }, dependencies: { "assay-dep": "1.0.0" },
+      }),
+    };
+    const id = jobId("scratch-link");
+    const cb = await h.run({
+      ...h.job(id, files),
+      kind: "prepare",
+      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
+      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
+    });
+    expect(cb.install?.failure).toBeNull();
+    const dir = mkdtempSync(join(tmpdir(), "assay-env-"));
+    writeFileSync(join(dir, "env.tar.gz"), h.worker.uploads.get(`${id}/e`) as Buffer);
+    const listing = execFileSync("tar", ["-tvzf", join(dir, "env.tar.gz")], { encoding: "utf8" });
+    expect(listing).toMatch(/^d\S+ .* node_modules\/\.cache\/?$/m);
+    expect(listing).not.toMatch(/node_modules\/\.cache -> /);
+  });
+
   it("a dependency's install script that fails: installed again without scripts, the failure kept in the report", async () => {
     const h = await harness(64300, certs.caFile);
     const files = {
