@@ -119,15 +119,16 @@ export class ArtifactCache {
   /**
    * Makes the next copy of a leased tree for `placeCopy`, unless one is there or on its way or
    * the budget has no room for it. It spawns cp, which blocks this thread for a moment: call it
-   * while no job waits on this thread (once a command runs).
+   * while no job waits on this thread (once a command runs). Settles once the copy is in
+   * place or given up; jobs do not wait for it.
    */
-  copyAhead(lease: CacheLease): void {
+  copyAhead(lease: CacheLease): Promise<void> {
     const entry = this.entries.get(lease.key);
-    if (!entry || this.spares.has(entry.key) || this.copying.has(entry.key)) return;
-    if (this.stats().bytes + entry.bytes > this.maxBytes) return;
+    if (!entry || this.spares.has(entry.key) || this.copying.has(entry.key)) return Promise.resolve();
+    if (this.stats().bytes + entry.bytes > this.maxBytes) return Promise.resolve();
     this.copying.add(entry.key);
     entry.pins++;
-    void (async () => {
+    return (async () => {
       let dir: string | null = null;
       try {
         dir = await this.staging();
@@ -140,10 +141,10 @@ export class ArtifactCache {
         this.log("cache_copy_failed", { key: entry.key, error: err instanceof Error ? err.message : String(err) });
       }
       if (dir) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    })().finally(() => {
+    })().finally(async () => {
       this.copying.delete(entry.key);
       entry.pins--;
-      void this.evict();
+      await this.evict();
     });
   }
 

@@ -25,6 +25,8 @@ export interface JobCgroup {
   memoryKilled(): boolean;
   /** Peak memory charged to the job, in bytes; null when the kernel does not say. */
   memoryPeak(): number | null;
+  /** Kills every process in the job's groups, however it was started; the groups stay. */
+  killAll(): Promise<void>;
   /** Kills every process left in the job's groups and removes them. */
   destroy(): Promise<void>;
 }
@@ -179,6 +181,26 @@ class Group implements JobCgroup {
     const file = this.version === "v2" ? "memory.peak" : "memory.max_usage_in_bytes";
     const value = Number(readGroupFile(join(this.memoryDir, file)).trim());
     return Number.isFinite(value) && value > 0 ? value : null;
+  }
+
+  async killAll(): Promise<void> {
+    // v2 kills the whole group at once, forks in flight included; v1 needs passes until it is empty.
+    if (this.version === "v2" && existsSync(join(this.memoryDir, "cgroup.kill"))) {
+      writeFileSync(join(this.memoryDir, "cgroup.kill"), "1");
+      return;
+    }
+    for (let i = 0; i < 1000; i++) {
+      const pids = new Set(this.dirs.flatMap(pidsIn));
+      if (pids.size === 0) return;
+      for (const pid of pids) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+      await new Promise((r) => setTimeout(r, 2));
+    }
   }
 
   async destroy(): Promise<void> {

@@ -230,7 +230,7 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
         launched,
       );
       if (started.stdout) callbacks.onStart?.({ setupMs });
-      if (tree) ctx.cache.copyAhead(tree);
+      if (tree) void ctx.cache.copyAhead(tree);
       started.stdout?.on("data", forward("stdout"));
       started.stderr?.on("data", forward("stderr"));
       if (started.stdin) input.stream.pipe(started.stdin);

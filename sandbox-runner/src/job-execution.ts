@@ -170,7 +170,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     opened = null;
     const run = sandboxed
       ? await sandboxed.run(() => {
-          if (tree) ctx.cache.copyAhead(tree);
+          if (tree) void ctx.cache.copyAhead(tree);
         })
       : null;
     if (run) {

@@ -46,7 +46,8 @@ async function childrenOf(pid: number): Promise<number[]> {
   return children;
 }
 
-async function livePidsOwnedBy(uid: number): Promise<number[]> {
+/** The processes running as `uid`, zombies left out (they are dead already). */
+export async function livePidsOwnedBy(uid: number): Promise<number[]> {
   const pids: number[] = [];
   for (const name of await readdir("/proc")) {
     if (!/^\d+$/.test(name)) continue;

@@ -418,9 +418,15 @@ export class Sandbox {
     child.stdin?.on("error", () => undefined);
 
     let killedFor: KillCause | null = null;
+    const group = launch ? (await launch.placed).group : null;
     const kill = (cause: KillCause) => {
       killedFor ??= cause;
       if (child.pid !== undefined) killGroup(child.pid);
+      // bwrap's child sets --die-with-parent only after it is forked, in a session of its own:
+      // stopped in between (a job given up while its sandbox starts), it would outlive bwrap,
+      // run the command and hold the output pipes open. The job's groups (or uid) hold it too.
+      if (group) void group.killAll();
+      else if (owner) void killAllOwnedBy(owner.uid);
     };
     const onAbort = () => kill("aborted");
     job.signal.addEventListener("abort", onAbort);
@@ -434,7 +440,6 @@ export class Sandbox {
       clearTimeout(wallTimer);
       job.signal.removeEventListener("abort", onAbort);
       monitor.stop();
-      const group = launch ? (await launch.placed).group : null;
       // A job's processes cannot leave its groups (/sys is not in the sandbox and the groups'
       // files are root's), so emptying the groups ends all of them; the uid sweep is for runs
       // without groups.

@@ -105,7 +105,8 @@ async function hiddenRun(label: string, c: Case, files: Record<string, string>):
   return h.run(h.job(jobId(label), files, { environment, limits: LIMITS, test: { framework: "auto", command: null, coverage: false, files: [c.hidden], canaries: true } }));
 }
 
-describe.concurrent.each(CASES)("$framework", (c) => {
+// Every framework's cases at once, beside other suites: the limit guards against a hang only.
+describe.concurrent.each(CASES)("$framework", { timeout: 180_000 }, (c) => {
   it("an honest run: canaries check out, only the named file runs, a right answer passes", async () => {
     const cb = await hiddenRun(`${c.framework}-honest`, c, { ...c.files, ...c.right, ...c.own });
     expect(cb.framework).toBe(c.framework);

@@ -7,7 +7,7 @@ import type { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { chownTree, createJobDirs } from "../src/job-execution";
 import { GATE_SCRIPT, Sandbox, type SandboxRun } from "../src/sandbox";
-import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { blockedReading, processesOwnedBy, TEST_LIMITS } from "./support/harness";
 import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 
 // A run is opened (bwrap sets itself up) while the runner finishes the workspace, and started
@@ -42,7 +42,7 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
   it("runs nothing before it is started, and then sees what was added to the workspace meanwhile", async () => {
     const dirs = await jobDirs(sandbox(), "held");
     const opened = await sandbox().open(shell(dirs, "touch /workspace/ran; cat /workspace/late.txt"));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await blockedReading(real.uidBase + SLOT, 4);
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(false);
     await writeFile(join(dirs.workspace, "late.txt"), "written after the open\n");
     const result = await opened.run();
@@ -60,6 +60,22 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
     expect(fds?.split("\n").sort()).toEqual(["0", "1", "2"]);
     expect(etc).toMatch(/^sandbox:x:1000:1000:/m);
     expect(etc).not.toMatch(/private/);
+  });
+
+  it("stopped as it starts, set up or not yet, ends at once and leaves no process behind", async () => {
+    for (let i = 0; i < 8; i++) {
+      const dirs = await jobDirs(sandbox(), `stopped-${i}`);
+      const stop = new AbortController();
+      const opened = await sandbox().open({ ...shell(dirs, "sleep 600"), limits: { ...TEST_LIMITS, wall_ms: 600_000 }, signal: stop.signal });
+      // While bwrap still reads its options, or once it waits on --block-fd (the stop then comes
+      // as it forks the command, before the command's side knows to die with it).
+      if (i % 2 === 1) await blockedReading(real.uidBase + SLOT, 4);
+      const running = opened.run();
+      stop.abort();
+      const result = await running;
+      expect(result.killedFor).toBe("aborted");
+      expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
+    }
   });
 
   it("cancelled before it starts, leaves nothing running and runs nothing", async () => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { api, devToken, readyDemoTask } from "../support/node/http-client";
-import { withRunnerDown } from "../support/node/processes";
+import { runnerSandboxRunning, withRunnerDown } from "../support/node/processes";
 
 const ORG = "e2e-runs";
 
@@ -132,9 +132,9 @@ describe("the runner down during a run (npm start)", () => {
   it("down when the run is queued: the run waits, then runs once the runner is back", async () => {
     const { token, attemptId } = await attemptWith({});
     let runId = "";
-    await withRunnerDown(async () => {
+    await withRunnerDown(async (runner) => {
       runId = await startRun(token, attemptId, { changed_files: [] });
-      await sleep(4000);
+      await runner.requestWaiting();
       expect((await getRun(token, attemptId, runId)).status).toBe("queued");
     });
     const run = await runUntil(token, attemptId, runId);
@@ -146,8 +146,10 @@ describe("the runner down during a run (npm start)", () => {
     const { token, attemptId } = await attemptWith({ "test/slow.test.js": slow });
     const runId = await startRun(token, attemptId, { changed_files: ["test/slow.test.js"] });
     await runUntil(token, attemptId, runId, (r) => r.status !== "queued");
-    await withRunnerDown(async () => {
-      await sleep(5000);
+    await runnerSandboxRunning();
+    await withRunnerDown(async (runner) => {
+      // The test program ends meanwhile; only the frozen runner could report it.
+      await runner.sandboxesEnded();
       expect((await getRun(token, attemptId, runId)).status).toBe("RUNNING");
     });
     const run = await runUntil(token, attemptId, runId);

@@ -81,9 +81,9 @@ describe("scoring submissions with the real runner (npm start)", () => {
   it("with the runner down during scoring the report waits, then comes once it is back", async () => {
     let attemptId = "";
     let client: AssayClient | undefined;
-    await withRunnerDown(async () => {
+    await withRunnerDown(async (runner) => {
       ({ client, attemptId } = await submitted({ "src/slugify.js": solution("src/slugify.js") }));
-      await new Promise((r) => setTimeout(r, 3000));
+      await runner.requestWaiting();
       await client.call("GET", `/attempts/${attemptId}/score-report`, undefined, [404]);
       const attempt = await client.call<{ status: string; scoring: { status: string } }>("GET", `/attempts/${attemptId}`);
       expect(attempt).toMatchObject({ status: "SUBMITTED", scoring: { status: "scoring" } });

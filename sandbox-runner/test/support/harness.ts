@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunnerConfigInput } from "../../src/config";
 import type { Callback } from "../../src/job-schema";
+import { livePidsOwnedBy } from "../../src/process-tree";
 import { startRunner, type RunningRunner } from "../../src/server";
 import { signedHeaders } from "../../src/signing";
 import { FakeWorker } from "./fake-worker";
@@ -113,15 +114,24 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
 
 /** Pids of live (non-zombie) processes owned by the given uids (the sandbox users of one harness). */
 export async function processesOwnedBy(uids: number[]): Promise<number[]> {
-  const { readdir, readFile } = await import("node:fs/promises");
-  const pids: number[] = [];
-  for (const name of await readdir("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const status = await readFile(`/proc/${name}/status`, "utf8").catch(() => "");
-    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    // Zombies are already dead; the container's init reaps them when it gets to it.
-    const zombie = /^State:\s+Z/m.test(status);
-    if (!zombie && uid !== undefined && uids.includes(Number(uid))) pids.push(Number(name));
+  return (await Promise.all(uids.map(livePidsOwnedBy))).flat();
+}
+
+/** The number of read(2) on this machine, as /proc/<pid>/syscall shows it. */
+const READ_SYSCALL = process.arch === "arm64" ? 63 : 0;
+
+/**
+ * Resolves once a process of `uid` is blocked reading `fd`: for a sandbox opened and not yet
+ * started, bwrap waiting on its --block-fd, with the sandbox set up and the command held.
+ */
+export async function blockedReading(uid: number, fd: number): Promise<void> {
+  const { readFile } = await import("node:fs/promises");
+  for (let i = 0; i < 2000; i++) {
+    for (const pid of await livePidsOwnedBy(uid)) {
+      const [nr, arg0] = (await readFile(`/proc/${pid}/syscall`, "utf8").catch(() => "")).split(" ");
+      if (Number(nr) === READ_SYSCALL && Number(arg0) === fd) return;
+    }
+    await new Promise((r) => setTimeout(r, 5));
   }
-  return pids;
+  throw new Error(`no process of uid ${uid} came to wait on fd ${fd}`);
 }
