@@ -5,11 +5,13 @@ import { testIdentity } from "./test/support/node/test-identity.ts";
 
 // Four suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
 // workerd with real local D1/R2/DOs/Queues (integration), and real processes driven over
-// HTTP (e2e). `npm test` runs e2e as a second `vitest run` beside the others (scripts/test.ts).
+// HTTP (e2e). They share one `vitest run` so `npm test` reports one total.
 export default defineConfig({
   test: {
-    // vitest's default leaves one core free; these files spend most of their time waiting on
-    // sandboxes, queues and child processes, so even two cores take two files at a time.
+    // vitest's default leaves one core free; these files spend much of their time waiting on
+    // sandboxes, queues and child processes, so even two cores take two files at a time
+    // (on two cores: 898 s with one, 629 s with two). The e2e files still run one at a time,
+    // after the others: they share one stack.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Request logs are noise on green runs; they are printed for failing tests.
     silent: "passed-only",

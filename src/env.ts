@@ -5,7 +5,7 @@ import type {
   ScoringMessage,
   TaskImportMessage,
   TelemetryMessage,
-} from "./queues/messages";
+} from "./domain/queue-messages";
 
 /** Bindings and settings of the Worker (wrangler.toml, `.dev.vars`, secrets). */
 export interface Env {

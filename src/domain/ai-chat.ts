@@ -70,20 +70,20 @@ export interface ChatMessage {
 /** The seq of a candidate's message by its turn (the attempt object's count of messages); its answer's is one more. */
 export const userSeq = (turn: number) => 2 * turn;
 
-/** 409 unless the attempt is in progress: chat belongs to the work, not to before or after it. */
+/** A conflict unless the attempt is in progress: chat belongs to the work, not to before or after it. */
 export function chatStateRefusal(attempt: { id: string; status: string; auto_submitted: boolean }): Refusal | undefined {
   if (attempt.status === "IN_PROGRESS") return undefined;
   if (attempt.status === "NOT_STARTED") {
-    return { status: 409, detail: `Attempt ${attempt.id} has not been started; start it before using AI chat` };
+    return { kind: "conflict", detail: `Attempt ${attempt.id} has not been started; start it before using AI chat` };
   }
   return {
-    status: 409,
+    kind: "conflict",
     detail: `Attempt ${attempt.id} is locked: it was submitted${attempt.auto_submitted ? " automatically at its deadline" : ""}; AI chat has ended`,
   };
 }
 
 /**
- * 429 when the attempt has sent `messagesPerWindow` messages within the window before `nowMs`
+ * Rate-limited when the attempt has sent `messagesPerWindow` messages within the window before `nowMs`
  * (`sentMs`: their times, oldest first), with the seconds until the oldest that counts leaves it.
  */
 export function chatWindowRefusal(attemptId: string, sentMs: readonly number[], nowMs: number): Refusal | undefined {
@@ -93,7 +93,7 @@ export function chatWindowRefusal(attemptId: string, sentMs: readonly number[], 
   const freesAt = (inWindow[inWindow.length - messagesPerWindow] ?? nowMs) + windowMs;
   const retryAfterSeconds = Math.max(1, Math.ceil((freesAt - nowMs) / 1000));
   return {
-    status: 429,
+    kind: "rate_limited",
     retryAfterSeconds,
     detail:
       `Attempt ${attemptId} has sent ${inWindow.length} AI chat messages in the last ${windowMs / 1000} seconds; at most ` +

@@ -104,15 +104,22 @@ export interface FieldIssue {
   type: string;
 }
 
-/** A refusal of an operation on an attempt, in HTTP terms so the route can answer it as is. */
+/**
+ * Why an operation is refused, in the domain's words: the caller is not who may do it
+ * (`unauthenticated`), the state does not allow it (`conflict`), it would go past a size limit
+ * (`too_large`), its input is wrong field by field (`invalid`), or it comes too often
+ * (`rate_limited`). http/outcome.ts is the one place that says each in HTTP.
+ */
+export type RefusalKind = "unauthenticated" | "conflict" | "too_large";
 export type Refusal =
-  | { status: 401 | 409 | 413; detail: string }
-  | { status: 422; detail: FieldIssue[] }
-  | { status: 429; detail: string; retryAfterSeconds: number };
+  | { kind: RefusalKind; detail: string }
+  | { kind: "invalid"; detail: FieldIssue[] }
+  | { kind: "rate_limited"; detail: string; retryAfterSeconds: number };
 export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
 
 export const accept = <T>(value: T): Outcome<T> => ({ ok: true, value });
-export const refuse = (status: 401 | 409 | 413, detail: string): Outcome<never> => ({ ok: false, refusal: { status, detail } });
+export const refuse = (kind: RefusalKind, detail: string): Outcome<never> => ({ ok: false, refusal: { kind, detail } });
+export const invalid = (issues: FieldIssue[]): Outcome<never> => ({ ok: false, refusal: { kind: "invalid", detail: issues } });
 
 /** What each operation needs of the attempt's state; undefined when it may go ahead. */
 export function stateRefusal(
@@ -127,21 +134,21 @@ export function stateRefusal(
   switch (operation) {
     case "start":
       if (status === "NOT_STARTED") return undefined;
-      return { status: 409, detail: locked ?? `Attempt ${id} has already been started` };
+      return { kind: "conflict", detail: locked ?? `Attempt ${id} has already been started` };
     case "submit":
       if (status === "IN_PROGRESS") return undefined;
-      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before submitting` };
+      return { kind: "conflict", detail: locked ?? `Attempt ${id} has not been started; start it before submitting` };
     case "change":
       if (status === "IN_PROGRESS") return undefined;
-      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before saving changes` };
+      return { kind: "conflict", detail: locked ?? `Attempt ${id} has not been started; start it before saving changes` };
     case "run":
       if (status === "IN_PROGRESS") return undefined;
-      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before running tests` };
+      return { kind: "conflict", detail: locked ?? `Attempt ${id} has not been started; start it before running tests` };
     case "execute":
       if (status === "IN_PROGRESS") return undefined;
-      return { status: 409, detail: locked ?? `Attempt ${id} has not been started; start it before running programs in it` };
+      return { kind: "conflict", detail: locked ?? `Attempt ${id} has not been started; start it before running programs in it` };
     case "ide-session":
-      return locked ? { status: 409, detail: locked } : undefined;
+      return locked ? { kind: "conflict", detail: locked } : undefined;
   }
 }
 

@@ -91,7 +91,7 @@ export function commandProblem(language: ExecutionLanguage, file: string): strin
 export function concurrencyRefusal(scope: "user" | "attempt", active: number): Refusal {
   const limit = scope === "user" ? EXECUTION_LIMITS.perUser : EXECUTION_LIMITS.perAttempt;
   return {
-    status: 429,
+    kind: "rate_limited",
     retryAfterSeconds: EXECUTION_LIMITS.retryAfterSeconds,
     detail:
       `${scope === "user" ? "You have" : "This attempt has"} ${active} live executions; at most ${limit} may run at once. ` +

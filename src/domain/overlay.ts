@@ -91,7 +91,7 @@ export function planOverlay(
 }
 
 function tooLarge(detail: string): { ok: false; refusal: Refusal } {
-  return { ok: false, refusal: { status: 413, detail: `Changes not saved: ${detail}` } };
+  return { ok: false, refusal: { kind: "too_large", detail: `Changes not saved: ${detail}` } };
 }
 
 /**

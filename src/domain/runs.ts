@@ -154,11 +154,11 @@ export function unknownPathIssues(changedFiles: readonly string[], overlayPaths:
   );
 }
 
-/** 429 when the attempt already has as many runs in flight as it may. */
+/** Rate-limited when the attempt already has as many runs in flight as it may. */
 export function inFlightRefusal(attemptId: string, inFlight: number): Refusal | undefined {
   if (inFlight < RUN_LIMITS.inFlight) return undefined;
   return {
-    status: 429,
+    kind: "rate_limited",
     retryAfterSeconds: RUN_LIMITS.retryAfterSeconds,
     detail:
       `Attempt ${attemptId} has ${inFlight} runs in flight (queued or running); at most ${RUN_LIMITS.inFlight} may be. ` +

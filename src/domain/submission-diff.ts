@@ -7,7 +7,7 @@
  * diff against the base needs no more, and a diff that does not fit is not against the base;
  * it also keeps the work a hostile diff can cause to one pass over its own lines.
  */
-import type { FieldIssue, Outcome } from "./attempts";
+import { invalid, type FieldIssue, type Outcome } from "./attempts";
 import { overlayPathProblem } from "./overlay";
 import { changedPaths, readDiff, type DiffSection, type Hunk } from "./patch-split";
 
@@ -26,7 +26,6 @@ export interface CheckedDiff {
 /** A file of the submission: its whole new content, or its removal. */
 export type SubmittedFile = { path: string; op: "upsert"; content: Uint8Array } | { path: string; op: "delete" };
 
-const invalid = (issues: FieldIssue[]): Outcome<never> => ({ ok: false, refusal: { status: 422, detail: issues } });
 
 /**
  * Reads `diff` and checks what needs no base: its form, that it carries text only, that its

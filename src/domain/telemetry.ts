@@ -163,13 +163,13 @@ export function admitTelemetry(
   const graceMinutes = TELEMETRY_LIMITS.graceAfterSubmitMs / 60_000;
   if (nowMs > submittedMs + TELEMETRY_LIMITS.graceAfterSubmitMs) {
     return refuse(
-      409,
+      "conflict",
       `Attempt ${attempt.id} was submitted at ${attempt.submitted_at}; telemetry is accepted until ${graceMinutes} minutes after submission`,
     );
   }
   const accepted = records.filter((r) => Date.parse(r.occurred_at) <= submittedMs);
   if (accepted.length === 0) {
-    return refuse(409, `Attempt ${attempt.id} was submitted at ${attempt.submitted_at}; none of these events happened before that`);
+    return refuse("conflict", `Attempt ${attempt.id} was submitted at ${attempt.submitted_at}; none of these events happened before that`);
   }
   return accept({ accepted, ignored: records.length - accepted.length });
 }

@@ -14,7 +14,7 @@ import {
   type SharedFile,
   type TokenUsage,
 } from "../domain/ai-chat";
-import { accept, type Outcome } from "../domain/attempts";
+import { accept, invalid, type Outcome } from "../domain/attempts";
 import { hiddenTestFiles } from "../domain/scoring-jobs";
 import { taskStatement } from "../domain/statement";
 import { attemptObject } from "../durable/attempt/object";
@@ -55,7 +55,7 @@ export async function sendChatMessage(
   const { task } = send;
   const hiddenTests = new Set([...(task.testFiles ?? []), ...hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? [])]);
   const issues = sharedFileIssues(send.files, hiddenTests);
-  if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+  if (issues.length > 0) return invalid(issues);
 
   const turn = await attemptObject(env, send.attemptId).reserveChatMessage(send.actor);
   if (!turn.ok) return turn;

@@ -57,7 +57,7 @@ export interface SubmissionDiff {
   total_bytes: number;
 }
 
-/** The submitted diff as the client sent it, and the overlay as submission froze it; 409 before submission. */
+/** The submitted diff as the client sent it, and the overlay as submission froze it; a conflict before submission. */
 export async function submissionDiff(env: Env, attemptId: string): Promise<Outcome<SubmissionDiff>> {
   const object = attemptObject(env, attemptId);
   const [record, rawPayload, files] = await Promise.all([object.record(), object.submissionPayload(), object.overlay()]);
@@ -65,7 +65,7 @@ export async function submissionDiff(env: Env, attemptId: string): Promise<Outco
   // RPC types the payload's free-form behavior_signals away; it is the object's own SubmissionPayload.
   const payload = rawPayload as SubmissionPayload | null;
   if (!record.submitted_at || !payload) {
-    return refuse(409, `Attempt ${attemptId} is ${record.status}; its diff exists once it is submitted`);
+    return refuse("conflict", `Attempt ${attemptId} is ${record.status}; its diff exists once it is submitted`);
   }
   const gitDiff = payload.git_diff ?? null;
   return accept({
@@ -92,7 +92,7 @@ export async function scoreEvidence(env: Env, attempt: { id: string; taskId: str
       : latest.status === "failed"
         ? `scoring failed: ${latest.reason ?? "no reason was recorded"}`
         : "scoring is in progress";
-    return refuse(409, `Attempt ${attempt.id} has no score report yet: ${why}`);
+    return refuse("conflict", `Attempt ${attempt.id} has no score report yet: ${why}`);
   }
   return accept({
     view: "staff",

@@ -3,7 +3,7 @@ import { countDeliveryAttempt, findInvitation, recordDelivery } from "../db/invi
 import { renderInvitationEmail } from "../domain/invitation-email";
 import { acceptanceLink, hashInviteToken, invitationStatus } from "../domain/invitations";
 import type { Env } from "../env";
-import type { EmailQueueMessage } from "../queues/messages";
+import type { EmailQueueMessage } from "../domain/queue-messages";
 import { mailer } from "../services/email/mailer";
 import type { SendResult } from "../services/email/types";
 

@@ -19,7 +19,7 @@ import { sha256Hex } from "../lib/digest";
  */
 const BASE_READ_LIMITS = { stripComponents: 1, maxFileBytes: 2 * OVERLAY_LIMITS.totalBytes, maxStreamBytes: 2 * 1024 ** 3 };
 
-/** The regular files among `paths` in the task's snapshot; 413 when they are more than a submission could start from. */
+/** The regular files among `paths` in the task's snapshot; too large when they are more than a submission could start from. */
 async function baseFiles(env: Env, taskId: string, paths: string[]): Promise<Outcome<Map<string, Uint8Array>>> {
   const snapshot = await artifactStorage(env).get(taskKeys(taskId).snapshot);
   if (!snapshot) throw new Error(`task ${taskId} has no snapshot`);
@@ -31,7 +31,7 @@ async function baseFiles(env: Env, taskId: string, paths: string[]): Promise<Out
     return {
       ok: false,
       refusal: {
-        status: 413,
+        kind: "too_large",
         detail: `Not submitted: the base files git_diff changes are over ${BASE_READ_LIMITS.maxFileBytes} bytes; a submission holds at most ${OVERLAY_LIMITS.totalBytes}`,
       },
     };

@@ -1,4 +1,4 @@
-import { accept, type Outcome } from "../domain/attempts";
+import { accept, invalid, type Outcome } from "../domain/attempts";
 import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
 import { taskKeys } from "../domain/tasks";
 import { attemptObject } from "../durable/attempt/object";
@@ -46,7 +46,7 @@ export async function ingestTelemetry(env: Env, attempt: TelemetryAttempt, event
     const saved = new Set(own.paths);
     const snapshot = refs.paths.some((p) => !saved.has(p)) ? await snapshotFiles(env, attempt.taskId) : new Set<string>();
     const issues = unknownReferenceIssues(events, { paths: new Set([...saved, ...refs.paths.filter((p) => snapshot.has(p))]), runIds: new Set(own.runIds) });
-    if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+    if (issues.length > 0) return invalid(issues);
   }
   const { accepted, ignored } = admitted.value;
   await env.TELEMETRY.sendBatch(

@@ -1,18 +1,20 @@
 import type { Outcome } from "../domain/attempts";
 import { HttpError } from "./errors";
 
-/** The value of an attempt object's operation, or its refusal as the HttpError it stands for. */
+/** The value of a domain operation, or its refusal as the HTTP error the API answers it with. */
 export function unwrap<T>(outcome: Outcome<T>): T {
   if (outcome.ok) return outcome.value;
   const refusal = outcome.refusal;
-  switch (refusal.status) {
-    case 401:
+  switch (refusal.kind) {
+    case "unauthenticated":
       throw HttpError.unauthorized(refusal.detail);
-    case 422:
+    case "invalid":
       throw HttpError.invalid(refusal.detail);
-    case 429:
+    case "rate_limited":
       throw new HttpError(429, refusal.detail, { "Retry-After": String(refusal.retryAfterSeconds) });
-    default:
-      throw new HttpError(refusal.status, refusal.detail);
+    case "conflict":
+      throw new HttpError(409, refusal.detail);
+    case "too_large":
+      throw new HttpError(413, refusal.detail);
   }
 }

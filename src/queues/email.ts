@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { giveUpInvitationEmail, sendInvitationEmail } from "../flows/invitation-mail";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
-import type { EmailQueueMessage } from "./messages";
+import type { EmailQueueMessage } from "../domain/queue-messages";
 
 export const EMAIL_QUEUE = "email";
 export const EMAIL_DEAD_LETTERS = "email-dlq";

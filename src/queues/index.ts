@@ -6,7 +6,7 @@ import { consumeScoring, consumeScoringDeadLetters, SCORING_DEAD_LETTERS, SCORIN
 import { consumeTaskImportDeadLetters, consumeTaskImports, TASK_IMPORT_DEAD_LETTERS, TASK_IMPORT_QUEUE } from "./task-import";
 import { consumeTelemetry, consumeTelemetryDeadLetters, TELEMETRY_DEAD_LETTERS, TELEMETRY_QUEUE } from "./telemetry";
 
-// Each consumer types its own queue's messages (queues/messages.ts); the batch is theirs by name.
+// Each consumer types its own queue's messages (domain/queue-messages.ts); the batch is theirs by name.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Consumer = (batch: MessageBatch<any>, env: Env) => Promise<void>;
 

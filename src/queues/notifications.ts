@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { deliverNotification } from "../durable/notification/send";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
-import type { NotificationQueueMessage } from "./messages";
+import type { NotificationQueueMessage } from "../domain/queue-messages";
 
 export const NOTIFICATION_QUEUE = "notification-events";
 export const NOTIFICATION_DEAD_LETTERS = "notification-events-dlq";

@@ -16,7 +16,7 @@ import { callJobFinishedHandler } from "../flows/job-finished";
 import { log } from "../lib/log";
 import { dispatchRunnerJob, giveUpRunnerJob, requestNotification } from "../services/runner/jobs";
 import { consumeEach, type MessageHandler } from "./consume";
-import type { RunnerQueueMessage } from "./messages";
+import type { RunnerQueueMessage } from "../domain/queue-messages";
 
 export const RUNNER_JOBS_QUEUE = "runner-jobs";
 export const RUNNER_JOBS_DEAD_LETTERS = "runner-jobs-dlq";

@@ -3,7 +3,7 @@ import type { Env } from "../env";
 import { recordStartFailure, ScoringStartError, startScoring } from "../flows/scoring/start";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
-import type { ScoringMessage } from "./messages";
+import type { ScoringMessage } from "../domain/queue-messages";
 
 export const SCORING_QUEUE = "scoring";
 export const SCORING_DEAD_LETTERS = "scoring-dlq";

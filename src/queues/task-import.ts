@@ -7,7 +7,7 @@ import { failImport } from "../flows/task-import/ended";
 import { importTask, repoHostFailureReason, TaskImportFailure } from "../flows/task-import/import";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
-import type { TaskImportMessage } from "./messages";
+import type { TaskImportMessage } from "../domain/queue-messages";
 
 export const TASK_IMPORT_QUEUE = "task-import";
 export const TASK_IMPORT_DEAD_LETTERS = "task-import-dlq";

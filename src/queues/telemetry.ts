@@ -4,7 +4,7 @@ import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
-import type { TelemetryMessage } from "./messages";
+import type { TelemetryMessage } from "../domain/queue-messages";
 
 export const TELEMETRY_QUEUE = "telemetry";
 export const TELEMETRY_DEAD_LETTERS = "telemetry-dlq";

@@ -6,7 +6,7 @@ import { insertInvitation, reissueInvitation, revokeInvitation } from "../../src
 import { EMAIL_SEND_ATTEMPTS, expiryFrom, hashInviteToken, newInvitationId, newInviteToken } from "../../src/domain/invitations";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
-import type { EmailQueueMessage } from "../../src/queues/messages";
+import type { EmailQueueMessage } from "../../src/domain/queue-messages";
 import { queueInvitationEmail } from "../../src/flows/invitation-mail";
 import { call } from "../support/worker/client";
 import { insertTask, invitationRow, outboxMail, person, uniqueOrg } from "../support/worker/invitations";

@@ -8,7 +8,7 @@ import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys } from "../../src/domain
 import { runnerJobs } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import worker from "../../src/index";
-import type { RunnerQueueMessage } from "../../src/queues/messages";
+import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
 import { enqueueRunnerJob } from "../../src/services/runner/jobs";
 import { artifactStorage } from "../../src/services/storage/storage";
 import { call, eventually } from "../support/worker/client";

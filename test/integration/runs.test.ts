@@ -7,7 +7,7 @@ import { summarizeResult, type RunnerCallback } from "../../src/domain/runner-ca
 import { DISPATCH_ATTEMPTS, runnerJobKeys, type RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { DISPATCH_WINDOW_MS, RUN_SWEEP_MARGIN_MS } from "../../src/domain/runs";
 import worker from "../../src/index";
-import type { RunnerQueueMessage } from "../../src/queues/messages";
+import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
 import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { eventually } from "../support/worker/client";

@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TelemetryMessage } from "../../src/queues/messages";
+import type { TelemetryMessage } from "../../src/domain/queue-messages";
 import worker from "../../src/index";
 import { taskKeys } from "../../src/domain/tasks";
 import { assignedTask, b64, createAttempt, openIdeSession, patchChanges, startedAttempt, submit, type TestUser } from "../support/worker/attempts";

@@ -29,7 +29,7 @@ describe("the window of AI chat messages", () => {
     const nine = times(...Array.from({ length: messagesPerWindow - 1 }, (_, i) => i * 1000));
     expect(chatWindowRefusal("att_1", nine, now)).toBeUndefined();
     const ten = times(...Array.from({ length: messagesPerWindow }, (_, i) => i * 1000));
-    expect(chatWindowRefusal("att_1", ten, now)).toMatchObject({ status: 429, detail: expect.stringMatching(/att_1 has sent 10 AI chat messages/) });
+    expect(chatWindowRefusal("att_1", ten, now)).toMatchObject({ kind: "rate_limited", detail: expect.stringMatching(/att_1 has sent 10 AI chat messages/) });
   });
 
   it("says how long until the oldest message in the window leaves it, in whole seconds, at least 1", () => {
@@ -50,9 +50,9 @@ describe("the window of AI chat messages", () => {
 describe("the attempt's state", () => {
   it("admits IN_PROGRESS only, with a 409 that says why otherwise", () => {
     expect(chatStateRefusal({ id: "att_1", status: "IN_PROGRESS", auto_submitted: false })).toBeUndefined();
-    expect(chatStateRefusal({ id: "att_1", status: "NOT_STARTED", auto_submitted: false })).toMatchObject({ status: 409, detail: expect.stringMatching(/not been started/) });
-    expect(chatStateRefusal({ id: "att_1", status: "SUBMITTED", auto_submitted: true })).toMatchObject({ status: 409, detail: expect.stringMatching(/automatically at its deadline/) });
-    expect(chatStateRefusal({ id: "att_1", status: "SCORED", auto_submitted: false })).toMatchObject({ status: 409, detail: expect.stringMatching(/locked/) });
+    expect(chatStateRefusal({ id: "att_1", status: "NOT_STARTED", auto_submitted: false })).toMatchObject({ kind: "conflict", detail: expect.stringMatching(/not been started/) });
+    expect(chatStateRefusal({ id: "att_1", status: "SUBMITTED", auto_submitted: true })).toMatchObject({ kind: "conflict", detail: expect.stringMatching(/automatically at its deadline/) });
+    expect(chatStateRefusal({ id: "att_1", status: "SCORED", auto_submitted: false })).toMatchObject({ kind: "conflict", detail: expect.stringMatching(/locked/) });
   });
 });
 

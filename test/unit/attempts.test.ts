@@ -15,9 +15,9 @@ const attempt = (status: AttemptStatus, auto_submitted = false) => ({ id: "att_1
 describe("attempt state machine", () => {
   it("start only from NOT_STARTED", () => {
     expect(stateRefusal("start", attempt("NOT_STARTED"))).toBeUndefined();
-    expect(stateRefusal("start", attempt("IN_PROGRESS"))).toEqual({ status: 409, detail: "Attempt att_1 has already been started" });
+    expect(stateRefusal("start", attempt("IN_PROGRESS"))).toEqual({ kind: "conflict", detail: "Attempt att_1 has already been started" });
     expect(stateRefusal("start", attempt("SUBMITTED"))?.detail).toBe("Attempt att_1 is locked: it was submitted");
-    expect(stateRefusal("start", attempt("SCORED"))?.status).toBe(409);
+    expect(stateRefusal("start", attempt("SCORED"))?.kind).toBe("conflict");
   });
 
   it("submit and changes only while IN_PROGRESS; after submission the attempt is locked", () => {
@@ -35,7 +35,7 @@ describe("attempt state machine", () => {
   it("IDE sessions until the attempt is locked", () => {
     expect(stateRefusal("ide-session", attempt("NOT_STARTED"))).toBeUndefined();
     expect(stateRefusal("ide-session", attempt("IN_PROGRESS"))).toBeUndefined();
-    expect(stateRefusal("ide-session", attempt("SUBMITTED"))?.status).toBe(409);
+    expect(stateRefusal("ide-session", attempt("SUBMITTED"))?.kind).toBe("conflict");
   });
 
   it("the deadline is the start plus the time limit; only an IN_PROGRESS attempt past it is overdue", () => {

@@ -61,7 +61,8 @@ describe("the layering check", () => {
     ["queues/scoring.ts", "routes/scores.ts"],
     ["routes/scores.ts", "queues/scoring.ts"],
     ["env.ts", "durable/attempt/object.ts"],
-    ["queues/messages.ts", "db/tasks.ts"],
+    ["domain/queue-messages.ts", "db/tasks.ts"],
+    ["flows/invitation-mail.ts", "queues/consume.ts"],
   ])("refuses %s importing %s", async (from, to) => {
     expect(await violations(importing(from, to))).toHaveLength(1);
   });
@@ -84,8 +85,8 @@ describe("the layering check", () => {
     ["domain/tasks.ts", "lib/ids.ts"],
     ["http/auth.ts", "services/identity.ts"],
     ["services/runner.ts", "env.ts"],
-    ["durable/attempt/object.ts", "queues/messages.ts"],
-    ["env.ts", "queues/messages.ts"],
+    ["durable/attempt/object.ts", "domain/queue-messages.ts"],
+    ["env.ts", "domain/queue-messages.ts"],
     ["app.ts", "routes/attempts.ts"],
   ])("admits %s importing %s", async (from, to) => {
     expect(await violations(importing(from, to))).toEqual([]);

@@ -69,7 +69,7 @@ describe("runner messages", () => {
   });
 
   it("says which limit refused an execution", () => {
-    expect(concurrencyRefusal("user", 3)).toMatchObject({ status: 429, retryAfterSeconds: EXECUTION_LIMITS.retryAfterSeconds, detail: expect.stringMatching(/^You have 3/) });
+    expect(concurrencyRefusal("user", 3)).toMatchObject({ kind: "rate_limited", retryAfterSeconds: EXECUTION_LIMITS.retryAfterSeconds, detail: expect.stringMatching(/^You have 3/) });
     expect(concurrencyRefusal("attempt", 2).detail).toMatch(/^This attempt has 2/);
   });
 });

@@ -49,7 +49,7 @@ describe("planning a PATCH", () => {
 
   it("refuses with 413 a file over 1 MiB, a 201st entry, or more than 10 MiB", () => {
     const big = planOverlay(new Map(), [{ path: "big", op: "upsert", size: mib + 1 }]);
-    expect(big).toEqual({ ok: false, refusal: { status: 413, detail: `Changes not saved: big is ${mib + 1} bytes; a file is at most ${mib} bytes` } });
+    expect(big).toEqual({ ok: false, refusal: { kind: "too_large", detail: `Changes not saved: big is ${mib + 1} bytes; a file is at most ${mib} bytes` } });
     expect(planOverlay(new Map(), [{ path: "ok", op: "upsert", size: mib }]).ok).toBe(true);
 
     const full = new Map(Array.from({ length: 200 }, (_, i) => [`f${i}`, 1] as [string, number]));
@@ -60,7 +60,7 @@ describe("planning a PATCH", () => {
     const ten = new Map(Array.from({ length: 10 }, (_, i) => [`m${i}`, mib] as [string, number]));
     expect(planOverlay(ten, [{ path: "m0", op: "upsert", size: mib }]).ok).toBe(true);
     const more = planOverlay(ten, [{ path: "one", op: "upsert", size: 1 }]);
-    expect(more.ok || more.refusal).toEqual({ status: 413, detail: `Changes not saved: the overlay would hold ${10 * mib + 1} bytes; it holds at most ${10 * mib}` });
+    expect(more.ok || more.refusal).toEqual({ kind: "too_large", detail: `Changes not saved: the overlay would hold ${10 * mib + 1} bytes; it holds at most ${10 * mib}` });
   });
 });
 

@@ -42,17 +42,17 @@ describe("runs and the attempt's state", () => {
     const attempt = (status: "NOT_STARTED" | "IN_PROGRESS" | "SUBMITTED" | "SCORED") => ({ id: "att_1", status, auto_submitted: false });
     expect(stateRefusal("run", attempt("IN_PROGRESS"))).toBeUndefined();
     expect(stateRefusal("run", attempt("NOT_STARTED"))).toEqual({
-      status: 409,
+      kind: "conflict",
       detail: "Attempt att_1 has not been started; start it before running tests",
     });
     expect(stateRefusal("run", attempt("SUBMITTED"))?.detail).toBe("Attempt att_1 is locked: it was submitted");
-    expect(stateRefusal("run", attempt("SCORED"))?.status).toBe(409);
+    expect(stateRefusal("run", attempt("SCORED"))?.kind).toBe("conflict");
   });
 
   it("the bound on runs in flight is a 429 that says how many and when to retry", () => {
     expect(inFlightRefusal("att_1", RUN_LIMITS.inFlight - 1)).toBeUndefined();
     const refusal = inFlightRefusal("att_1", RUN_LIMITS.inFlight);
-    expect(refusal).toMatchObject({ status: 429, retryAfterSeconds: RUN_LIMITS.retryAfterSeconds });
+    expect(refusal).toMatchObject({ kind: "rate_limited", retryAfterSeconds: RUN_LIMITS.retryAfterSeconds });
     expect(refusal?.detail).toMatch(/has 3 runs in flight \(queued or running\); at most 3/);
     expect(refusal?.detail).toContain("/api/v1/attempts/att_1/runs");
   });

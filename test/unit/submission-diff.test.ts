@@ -54,7 +54,7 @@ function value<T>(outcome: Outcome<T>): T {
 }
 
 function issues(outcome: Outcome<unknown>): FieldIssue[] {
-  if (outcome.ok || outcome.refusal.status !== 422) throw new Error(`expected a 422, got ${JSON.stringify(outcome)}`);
+  if (outcome.ok || outcome.refusal.kind !== "invalid") throw new Error(`expected a 422, got ${JSON.stringify(outcome)}`);
   return outcome.refusal.detail;
 }
 

@@ -166,12 +166,12 @@ describe("events after submission", () => {
 
   it("within the grace period, a batch of only later events is a 409", () => {
     const outcome = admitTelemetry(submitted, parse([after]), ms(submittedAt) + 1000);
-    expect(outcome).toEqual({ ok: false, refusal: { status: 409, detail: expect.stringMatching(/none of these events happened before/) } });
+    expect(outcome).toEqual({ ok: false, refusal: { kind: "conflict", detail: expect.stringMatching(/none of these events happened before/) } });
   });
 
   it("past the grace period, every batch is a 409", () => {
     const outcome = admitTelemetry(submitted, parse([before]), ms(submittedAt) + TELEMETRY_LIMITS.graceAfterSubmitMs + 1);
-    expect(outcome).toEqual({ ok: false, refusal: { status: 409, detail: expect.stringMatching(/accepted until 10 minutes after submission/) } });
+    expect(outcome).toEqual({ ok: false, refusal: { kind: "conflict", detail: expect.stringMatching(/accepted until 10 minutes after submission/) } });
   });
 });
 

@@ -300,7 +300,7 @@ export class AttemptDO extends DurableObject<Env> {
     return sync;
   }
 
-  /** 401 unless an IDE actor's token is one of this attempt's, unexpired and unrevoked. */
+  /** Unauthenticated unless an IDE actor's token is one of this attempt's, unexpired and unrevoked. */
   private actorRefusal(actor: AttemptActor): Outcome<never> | undefined {
     if (actor.kind === "candidate") return undefined;
     let match: TokenRow | undefined;
@@ -308,7 +308,7 @@ export class AttemptDO extends DurableObject<Env> {
       if (constantTimeEqual(token.token_hash, actor.tokenHash)) match = token;
     }
     const problem = match ? ideTokenProblem(match, Date.now()) : "This IDE session token is not valid for this attempt";
-    return problem ? refuse(401, problem) : undefined;
+    return problem ? refuse("unauthenticated", problem) : undefined;
   }
 
   /** Submits an attempt whose deadline has passed with the work saved so far. True when it did. */
@@ -382,7 +382,7 @@ export class AttemptDO extends DurableObject<Env> {
     const active = readIdeTokens(this.sql).filter((t) => isActive(t, nowMs));
     if (active.length >= IDE_SESSION_LIMITS.maxActive) {
       return refuse(
-        409,
+        "conflict",
         `Attempt ${record.id} already has ${IDE_SESSION_LIMITS.maxActive} active IDE session tokens; revoke one with ` +
           `DELETE /api/v1/attempts/${record.id}/ide-session/{token}, or wait until one expires`,
       );

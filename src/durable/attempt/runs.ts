@@ -1,6 +1,6 @@
 import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
-import { accept, stateRefusal, type Outcome } from "../../domain/attempts";
+import { accept, invalid, stateRefusal, type Outcome } from "../../domain/attempts";
 import { isFinalStatus, type OverlayFile } from "../../domain/runner-jobs";
 import {
   inFlightRefusal,
@@ -34,7 +34,7 @@ export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcom
   if (refusal) return { ok: false, refusal };
   const overlay = readOverlayBytes(sql);
   const issues = unknownPathIssues(init.changed_files, new Set(overlay.map((e) => e.path)));
-  if (issues.length > 0) return { ok: false, refusal: { status: 422, detail: issues } };
+  if (issues.length > 0) return invalid(issues);
   const { n } = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM runs WHERE status = 'queued'").one();
   const busy = inFlightRefusal(attempt.id, n);
   if (busy) return { ok: false, refusal: busy };

@@ -2,7 +2,7 @@ import type { Notification, NotificationEvent } from "../../domain/notifications
 import { notificationObject } from "./object";
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
-import type { NotificationQueueMessage } from "../../queues/messages";
+import type { NotificationQueueMessage } from "../../domain/queue-messages";
 
 const SEND_TRIES = 3;
 const BATCH = 100;

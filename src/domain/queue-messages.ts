@@ -1,9 +1,9 @@
-import type { NotificationType } from "../domain/notifications";
-import type { TelemetryRecord } from "../domain/telemetry";
+import type { NotificationType } from "./notifications";
+import type { TelemetryRecord } from "./telemetry";
 
 /**
  * The body of every queue message, one type per queue (wrangler.toml). Producers in every
- * layer and the consumers here share them, so this file imports nothing above domain/.
+ * layer and the consumers in queues/ share them, so they are declared here, below all of them.
  */
 
 /**
