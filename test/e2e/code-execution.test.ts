@@ -63,6 +63,8 @@ describe("live code execution (npm start)", () => {
     for (let seq = 1; seq < Number(hello.next_seq); seq++) replayed.push(await again.next("stdout"));
     expect(replayed.map((m) => m.seq)).toEqual(Array.from({ length: Number(hello.next_seq) - 1 }, (_, i) => i + 1));
     expect((await again.next("exit")).code).toBe(0);
+    // An ended execution's socket closes with the handshake (docs/api.md: a live one's may not).
+    expect((await again.closed).code).toBe(1000);
   });
 
   it("stops a program that prints forever at the output limit, with a notice", async () => {

@@ -140,11 +140,17 @@ export class ExecutionDO extends DurableObject<Env> {
     }
     const afterSeq = Number(new URL(request.url).searchParams.get("after_seq") ?? "-1");
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
-    this.ctx.acceptWebSocket(server, ["client"]);
-    server.serializeAttachment({ kind: "client", role } satisfies Attachment);
+    const exit = exitOf(row);
+    // A socket to an ended execution only replays and closes: nothing to hibernate through. The
+    // runtime keeps the connection of a hibernatable socket closed before its upgrade response
+    // about 10 s past the close handshake (docs/api.md); a standard one ends with the handshake.
+    if (exit) server.accept();
+    else {
+      this.ctx.acceptWebSocket(server, ["client"]);
+      server.serializeAttachment({ kind: "client", role } satisfies Attachment);
+    }
     send(server, { type: "hello", execution_id: row.id, status: row.status, role, next_seq: nextSeq(this.sql), replay_from: afterSeq + 1 });
     for (const chunk of chunksAfter(this.sql, afterSeq)) send(server, { type: chunk.stream, seq: chunk.seq, data: chunk.data });
-    const exit = exitOf(row);
     if (exit) {
       send(server, { type: "exit", ...exit });
       server.close(CLOSE_CODES.ended, "execution ended");
