@@ -77,6 +77,7 @@ export default defineConfig({
           include: ["test/e2e/**/*.test.ts"],
           environment: "node",
           globalSetup: ["./test/support/node/e2e-stack.ts"],
+          setupFiles: ["./test/support/node/e2e-ready.ts"],
           fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 300_000,

@@ -7,7 +7,9 @@
 // request (wrangler dev relays every console call through its inspector and its terminal), and
 // `hello_limited`, the same Worker asking one rate limiter per request (miniflare simulates the
 // binding with a subrequest to a SQLite-backed Durable Object; /health asks one such scope,
-// /api/v1/me two: docs/limits.md). Client IPs rotate so that the per-IP rate limiter is
+// /api/v1/me two: docs/limits.md). `floor_health` and `floor_me` make exactly the binding calls
+// of /health and of /me (their limiter scopes; for /me also one prepared D1 read) and nothing
+// else: the API's own cost is its ratio to its floor. Client IPs rotate so that the per-IP rate limiter is
 // evaluated on every request without capping the load, as it would be for many clients.
 import autocannon from "autocannon";
 import { mintLocalToken } from "../lib/local-token";
@@ -69,6 +71,8 @@ export default async function apiBench(emit: Emit): Promise<void> {
       { name: "hello", url: hello.url, headers: {} },
       { name: "hello_logged", url: `${hello.url}/?log`, headers: {} },
       { name: "hello_limited", url: `${hello.url}/?limit`, headers: {} },
+      { name: "floor_health", url: `${hello.url}/?floor-health`, headers: {} },
+      { name: "floor_me", url: `${hello.url}/?floor-me`, headers: {} },
       { name: "health", url: `${base}/health`, headers: {} },
       { name: "me", url: `${base}/api/v1/me`, headers: { authorization: `Bearer ${token}` } },
     ];
@@ -85,7 +89,10 @@ export default async function apiBench(emit: Emit): Promise<void> {
     const median = (name: string, key: "p50" | "p99" | "rps" | "requests") => percentile(rounds.get(name)!.map((r) => r[key]), 50);
     for (const t of targets) {
       const detail = { connections: CONNECTIONS, duration_s: DURATION_S, rounds: ROUNDS, requests: median(t.name, "requests") };
-      const ratio = (key: "p50" | "p99" | "rps") => ({ ratio_to_hello: Number((median(t.name, key) / Math.max(median("hello", key), 0.001)).toFixed(2)) });
+      const over = (key: "p50" | "p99" | "rps", base: string) => Number((median(t.name, key) / Math.max(median(base, key), 0.001)).toFixed(2));
+      // /health and /me against the Worker that makes the same binding calls and nothing else.
+      const floor = t.name === "health" || t.name === "me" ? `floor_${t.name}` : null;
+      const ratio = (key: "p50" | "p99" | "rps") => ({ ratio_to_hello: over(key, "hello"), ...(floor && { ratio_to_floor: over(key, floor) }) });
       emit({ metric: `api_${t.name}_rps`, value: median(t.name, "rps"), unit: "req/s", ...detail, ...ratio("rps") });
       emit({ metric: `api_${t.name}_latency_p50_ms`, value: median(t.name, "p50"), unit: "ms", ...detail, ...ratio("p50") });
       emit({ metric: `api_${t.name}_latency_p99_ms`, value: median(t.name, "p99"), unit: "ms", ...detail, ...ratio("p99") });

@@ -53,7 +53,18 @@ export async function waitFor(url: string, timeoutMs: number, isAlive: () => boo
 /** The package caches of the stacks tests start, beside the runners' default work dirs. */
 const E2E_PACKAGE_CACHE = "/var/tmp/assay-runner/e2e-package-cache";
 
+/** Starts the stack and waits until every part answers. */
 export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
+  const stack = await startStack(extraEnv);
+  await stack.ready;
+  return stack;
+}
+
+/**
+ * Starts the stack and returns at once, its addresses known (the ports are chosen first);
+ * `ready` settles once every part answers, or rejects (with the stack stopped) if one does not.
+ */
+export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack & { ready: Promise<void> }> {
   const [port, runnerPort, repohostPort, mailPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
   // The runner's work dir is inside; its sandbox users must be able to pass through.
@@ -112,15 +123,17 @@ export async function launchStack(extraEnv: Record<string, string> = {}): Promis
       rmSync(stateDir, { recursive: true, force: true });
     },
   };
-  try {
-    await waitFor(`${stack.apiUrl}/health`, 180_000, alive);
-    await waitFor(`${stack.runnerUrl}/health`, 30_000, alive);
-    await waitFor(`${stack.repohostUrl}/api/v3/rate_limit`, 30_000, alive);
-    await waitFor(`${stack.mailUrl}/health`, 30_000, alive);
-  } catch (e) {
-    console.error(output.join("").slice(-5000));
-    kill("SIGKILL");
-    throw e;
-  }
-  return stack;
+  const ready = (async () => {
+    try {
+      await waitFor(`${stack.apiUrl}/health`, 180_000, alive);
+      await waitFor(`${stack.runnerUrl}/health`, 30_000, alive);
+      await waitFor(`${stack.repohostUrl}/api/v3/rate_limit`, 30_000, alive);
+      await waitFor(`${stack.mailUrl}/health`, 30_000, alive);
+    } catch (e) {
+      const tail = output.join("").slice(-5000);
+      kill("SIGKILL");
+      throw new Error(`${e instanceof Error ? e.message : String(e)}; the stack's last output:\n${tail}`, { cause: e });
+    }
+  })();
+  return { ...stack, ready };
 }

@@ -17,11 +17,13 @@ export async function launchHelloWorker(compatibilityDate: string): Promise<Hell
   const state = mkdtempSync(join(tmpdir(), "assay-hello-"));
   // A config of its own: next to the project's wrangler.toml, wrangler would read that one (and its bindings) instead.
   const config = join(state, "wrangler.toml");
-  // The rate limiter is the API's RL_BURST (wrangler.toml): same period and limit.
+  // The rate limiters are the API's RL_BURST and RL_GENERAL (wrangler.toml): same periods and limits.
   writeFileSync(
     config,
     `name = "assay-bench-hello"\nmain = ${JSON.stringify(join(ROOT, "scripts/bench/hello/worker.ts"))}\ncompatibility_date = "${compatibilityDate}"\n` +
-      `[[ratelimits]]\nname = "RL"\nnamespace_id = "1"\nsimple = { limit = 20, period = 10 }\n`,
+      `[[ratelimits]]\nname = "RL"\nnamespace_id = "1"\nsimple = { limit = 20, period = 10 }\n` +
+      `[[ratelimits]]\nname = "RL_GENERAL"\nnamespace_id = "2"\nsimple = { limit = 60, period = 60 }\n` +
+      `[[d1_databases]]\nbinding = "DB"\ndatabase_name = "floor"\ndatabase_id = "00000000-0000-4000-8000-000000000000"\n`,
   );
   const child = spawn(
     "npx",
