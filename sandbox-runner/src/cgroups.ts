@@ -189,35 +189,31 @@ class Group implements JobCgroup {
       writeFileSync(join(this.memoryDir, "cgroup.kill"), "1");
       return;
     }
-    for (let i = 0; i < 1000; i++) {
-      const pids = new Set(this.dirs.flatMap(pidsIn));
-      if (pids.size === 0) return;
-      for (const pid of pids) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // Already gone.
-        }
-      }
-      await new Promise((r) => setTimeout(r, 2));
-    }
+    for (let i = 0; i < 1000 && this.signalAll() > 0; i++) await new Promise((r) => setTimeout(r, 2));
   }
 
   async destroy(): Promise<void> {
     for (let i = 0; i < 1000; i++) {
       // rmdir succeeds once the last process has exited (EBUSY until then), as it usually has.
       if (this.dirs.map(removeGroup).every(Boolean)) return;
-      for (const pid of new Set(this.dirs.flatMap(pidsIn))) {
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          // Already gone.
-        }
-      }
+      this.signalAll();
       // Killed processes take a moment to exit; every wait here delays the job's report.
       await new Promise((r) => setTimeout(r, 2));
     }
     throw new Error(`job cgroup ${this.memoryDir} could not be removed: processes are left in it`);
+  }
+
+  /** Sends SIGKILL to every process in the job's groups; how many there were. */
+  private signalAll(): number {
+    const pids = new Set(this.dirs.flatMap(pidsIn));
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+    return pids.size;
   }
 }
 

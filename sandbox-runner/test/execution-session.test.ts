@@ -254,13 +254,7 @@ try { fs.writeFileSync("node_modules/tiny/index.js", "x"); console.log("writable
   it("runs python from a prepared environment's .venv, read-only", async () => {
     const prepId = `job_prepare_${executionId("venv")}`;
     const repo = h.worker.blob(`${prepId}-repo.tar.gz`, snapshot({ "requirements.txt": "", "app/util.py": `NAME = "util"\n` }));
-    const prep = await h.run({
-      ...h.job(prepId, {}),
-      kind: "prepare",
-      snapshot: repo,
-      uploads: { junit: `${h.worker.url}/uploads/${prepId}/j`, log: `${h.worker.url}/uploads/${prepId}/l`, environment: `${h.worker.url}/uploads/${prepId}/env.tar.gz` },
-      limits: { ...TEST_LIMITS, wall_ms: 120_000, cpu_ms: 120_000 },
-    });
+    const prep = await h.run(h.prepareJob(prepId, {}, { snapshot: repo, limits: { ...TEST_LIMITS, wall_ms: 120_000, cpu_ms: 120_000 } }));
     expect(prep.status, `${prep.reason} ${prep.log_tail}`).toBe("SUCCEEDED");
     const environment = h.worker.blob(`${prepId}-env.tar.gz`, h.worker.uploads.get(`${prepId}/env.tar.gz`) as Buffer);
     expect(environment.sha256).toBe(prep.environment?.sha256);

@@ -248,13 +248,8 @@ describe("prepare jobs reach the package registries and nothing else", () => {
       "probe.js": probe,
     };
     const id = jobId("egress");
-    const cb = await h.run({
-      ...h.job(id, files),
-      kind: "prepare",
-      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
-      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
-    });
-    const log = h.worker.uploads.get(`${id}/l`)?.toString() ?? "";
+    const cb = await h.run(h.prepareJob(id, files));
+    const log = h.worker.uploads.get(`${id}/log.txt`)?.toString() ?? "";
     const results = JSON.parse(/EGRESS (\{.*\})/.exec(log)?.[1] ?? "{}") as Record<string, unknown>;
     expect(results).toEqual({
       loopback_direct: "ECONNREFUSED",

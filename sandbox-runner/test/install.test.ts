@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseNode, explainInstallFailure, planInstall, type RepoFacts } from "../src/install";
 import type { Callback } from "../src/job-schema";
-import { type Harness, jobId, startHarness, TEST_LIMITS } from "./support/harness";
+import { type Harness, jobId, startHarness } from "./support/harness";
 import { tarGz } from "./support/tarball";
 
 const facts = (over: Partial<RepoFacts>): RepoFacts => ({
@@ -135,15 +135,10 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
     "package.json": JSON.stringify({ name: "app", version: "1.0.0", scripts: { test: "node --test" }, dependencies: { "assay-dep": "1.0.0" } }),
     "test/dep.test.js": `const test = require("node:test"); test("loads", () => require("assay-dep/package.json"));`,
   };
-  async function prepare(h: Harness, label: string, files: Record<string, string> = repo): Promise<{ cb: Callback; log: string }> {
+  async function prepare(h: Harness, label: string, files: Record<string, string> = repo): Promise<{ cb: Callback; log: string; environment: Buffer | undefined }> {
     const id = jobId(label);
-    const cb = await h.run({
-      ...h.job(id, files),
-      kind: "prepare",
-      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
-      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
-    });
-    return { cb, log: h.worker.uploads.get(`${id}/l`)?.toString() ?? "" };
+    const cb = await h.run(h.prepareJob(id, files));
+    return { cb, log: h.worker.uploads.get(`${id}/log.txt`)?.toString() ?? "", environment: h.worker.uploads.get(`${id}/env.tar.gz`) };
   }
   const harness = async (uidBase: number, extraCaCerts: string | null) => {
     const h = await startHarness({ sandboxUidBase: uidBase, npmRegistry: registry.url, pipIndexUrl: `${registry.url}simple`, egressExtraHosts: [], extraCaCerts });
@@ -178,14 +173,7 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
     expect(again.log).toMatch(/environment of an identical earlier install .* was reused/);
     expect(registry.requests.length).toBe(before);
     // Another organization installs for itself.
-    const id = jobId("other-org");
-    const other = await h.run({
-      ...h.job(id, repo),
-      kind: "prepare",
-      schedule: { priority: "validation", attempt_id: null, org_id: "another-org" },
-      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
-      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
-    });
+    const other = await h.run(h.prepareJob(jobId("other-org"), repo, { schedule: { priority: "validation", attempt_id: null, org_id: "another-org" } }));
     expect(other.install?.steps.map((st) => st.name)).toEqual(["npm install"]);
     expect(registry.requests.length).toBeGreaterThan(before);
   });
@@ -198,16 +186,10 @@ describe("prepare jobs behind a TLS-inspecting proxy", () => {
         name: "app", version: "1.0.0", scripts: { test: "node --test", postinstall: "ln -sfn /etc node_modules/.cache" }, dependencies: { "assay-dep": "1.0.0" },
       }),
     };
-    const id = jobId("scratch-link");
-    const cb = await h.run({
-      ...h.job(id, files),
-      kind: "prepare",
-      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
-      uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` },
-    });
+    const { cb, environment } = await prepare(h, "scratch-link", files);
     expect(cb.install?.failure).toBeNull();
     const dir = mkdtempSync(join(tmpdir(), "assay-env-"));
-    writeFileSync(join(dir, "env.tar.gz"), h.worker.uploads.get(`${id}/e`) as Buffer);
+    writeFileSync(join(dir, "env.tar.gz"), environment as Buffer);
     const listing = execFileSync("tar", ["-tvzf", join(dir, "env.tar.gz")], { encoding: "utf8" });
     expect(listing).toMatch(/^d\S+ .* node_modules\/\.cache\/?$/m);
     expect(listing).not.toMatch(/node_modules\/\.cache -> /);

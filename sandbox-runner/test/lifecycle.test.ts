@@ -38,13 +38,7 @@ test("and take writes", () => { fs.mkdirSync("node_modules/.cache/ava", { recurs
     ]);
     const prepId = jobId("prepare");
     const snapshot = h.worker.blob(`${prepId}-repo.tar.gz`, repo);
-    const prep = await h.run({
-      ...h.job(prepId, {}),
-      kind: "prepare",
-      snapshot,
-      uploads: { junit: `${h.worker.url}/uploads/${prepId}/junit.xml`, log: `${h.worker.url}/uploads/${prepId}/log.txt`, environment: `${h.worker.url}/uploads/${prepId}/env.tar.gz` },
-      limits: { ...TEST_LIMITS, wall_ms: 120_000, cpu_ms: 120_000 },
-    });
+    const prep = await h.run(h.prepareJob(prepId, {}, { snapshot, limits: { ...TEST_LIMITS, wall_ms: 120_000, cpu_ms: 120_000 } }));
     expect(prep.reason, prep.log_tail).toBeNull();
     expect(prep.status).toBe("SUCCEEDED");
     expect(prep.framework).toBe("node-test");
@@ -67,10 +61,10 @@ test("and take writes", () => { fs.mkdirSync("node_modules/.cache/ava", { recurs
 
   it("prepare with nothing to install succeeds with no environment", async () => {
     const id = jobId("prepare-empty");
-    const cb = await h.run({ ...h.job(id, passing), kind: "prepare", uploads: { junit: `${h.worker.url}/uploads/${id}/j`, log: `${h.worker.url}/uploads/${id}/l`, environment: `${h.worker.url}/uploads/${id}/e` } });
+    const cb = await h.run(h.prepareJob(id, passing, { limits: TEST_LIMITS }));
     expect(cb.status).toBe("SUCCEEDED");
     expect(cb.environment).toBeNull();
-    expect(h.worker.uploads.has(`${id}/e`)).toBe(false);
+    expect(h.worker.uploads.has(`${id}/env.tar.gz`)).toBe(false);
   });
 
   it("a result the service refuses is reported as an ERROR that carries the refusal, never dropped", async () => {

@@ -26,6 +26,8 @@ export interface Harness {
   /** POSTs `body` as JSON to the runner, signed unless `headers` are given. */
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: unknown }>;
   job(id: string, files: Record<string, string>, extra?: Record<string, unknown>): TestJob;
+  /** A prepare job: its log at uploads `${id}/log.txt`, its environment at `${id}/env.tar.gz`; a minute's wall clock. */
+  prepareJob(id: string, files: Record<string, string>, extra?: Record<string, unknown>): TestJob;
   close(): Promise<void>;
 }
 
@@ -86,6 +88,13 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
     callback_url: `${worker.url}/callback`,
     ...extra,
   });
+  const prepareJob = (id: string, files: Record<string, string>, extra: Record<string, unknown> = {}): TestJob =>
+    job(id, files, {
+      kind: "prepare",
+      limits: { ...TEST_LIMITS, wall_ms: 60_000 },
+      uploads: { junit: `${worker.url}/uploads/${id}/junit.xml`, log: `${worker.url}/uploads/${id}/log.txt`, environment: `${worker.url}/uploads/${id}/env.tar.gz` },
+      ...extra,
+    });
 
   return {
     runner,
@@ -99,6 +108,7 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
     submit,
     post,
     job,
+    prepareJob,
     async run(j) {
       const answer = await submit(j);
       if (answer.status !== 202) throw new Error(`job not accepted: ${answer.status} ${JSON.stringify(answer.body)}`);

@@ -1,13 +1,18 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { inject } from "vitest";
 
-/** The process listening on a local TCP port (the runner itself, not the npm and tsx wrappers around it). */
-export function listeningPid(port: number): number {
+/** The IPv4 sockets on a local TCP port, as the fields of their /proc/net/tcp lines (3: state, 4: queues, 9: inode). */
+function socketsAt(port: number): string[][] {
   const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
-  const socket = readFileSync("/proc/net/tcp", "utf8")
+  return readFileSync("/proc/net/tcp", "utf8")
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
-    .find((f) => f[1]?.endsWith(`:${hexPort}`) && f[3] === "0A");
+    .filter((f) => f[1]?.endsWith(`:${hexPort}`));
+}
+
+/** The process listening on a local TCP port (the runner itself, not the npm and tsx wrappers around it). */
+export function listeningPid(port: number): number {
+  const socket = socketsAt(port).find((f) => f[3] === "0A");
   if (!socket) throw new Error(`nothing listens on port ${port}`);
   const target = `socket:[${socket[9]}]`;
   for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
@@ -43,11 +48,8 @@ function childrenOf(pid: number): { comm: string; state: string }[] {
 
 /** Bytes that connections accepted on a local port hold unread (the rx_queue column of /proc/net/tcp). */
 function unreadBytesAt(port: number): number {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
-  return readFileSync("/proc/net/tcp", "utf8")
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((f) => f[1]?.endsWith(`:${hexPort}`) && f[3] === "01")
+  return socketsAt(port)
+    .filter((f) => f[3] === "01")
     .reduce((sum, f) => sum + parseInt(f[4]?.split(":")[1] ?? "0", 16), 0);
 }
 
