@@ -3,7 +3,7 @@
  * prompt a provider is given, token estimates, the local stand-in's answers, and Server-Sent
  * Events, both as the service streams them and as providers stream to it.
  */
-import type { FieldIssue, Refusal } from "./attempts";
+import type { FieldIssue, Refusal } from "./outcome";
 import type { TaskStatement } from "./statement";
 
 const KiB = 1024;

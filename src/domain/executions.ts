@@ -5,7 +5,7 @@
  * (client ⇄ object, runner ⇄ object) as pure functions of the object's state.
  */
 import { z } from "zod";
-import type { Refusal } from "./attempts";
+import type { Refusal } from "./outcome";
 import { newId } from "../lib/ids";
 
 export const EXECUTION_LANGUAGES = ["node", "python"] as const;

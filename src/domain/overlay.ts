@@ -1,4 +1,4 @@
-import type { Refusal } from "./attempts";
+import type { Refusal } from "./outcome";
 
 /**
  * The changes overlay of an attempt: file changes keyed by path, over the task's snapshot.

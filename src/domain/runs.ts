@@ -4,7 +4,7 @@
  * repository's tests and the candidate's own. Hidden tests never run: they live only in the
  * task's test patch, and a run applies no patch.
  */
-import type { FieldIssue, Refusal } from "./attempts";
+import type { FieldIssue, Refusal } from "./outcome";
 import { bytesToBase64, OVERLAY_LIMITS, type OverlayOp } from "./overlay";
 import type { RunnerCallback } from "./runner-callback";
 import {

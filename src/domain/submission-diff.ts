@@ -7,7 +7,7 @@
  * diff against the base needs no more, and a diff that does not fit is not against the base;
  * it also keeps the work a hostile diff can cause to one pass over its own lines.
  */
-import { invalid, type FieldIssue, type Outcome } from "./attempts";
+import { invalid, type FieldIssue, type Outcome } from "./outcome";
 import { overlayPathProblem } from "./overlay";
 import { changedPaths, readDiff, type DiffSection, type Hunk } from "./patch-split";
 

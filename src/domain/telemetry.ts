@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { accept, refuse, type FieldIssue, type Outcome } from "./attempts";
+import { accept, refuse, type FieldIssue, type Outcome } from "./outcome";
 import { overlayPathProblem } from "./overlay";
 
 /**

@@ -14,7 +14,7 @@ import {
   type SharedFile,
   type TokenUsage,
 } from "../domain/ai-chat";
-import { accept, invalid, type Outcome } from "../domain/attempts";
+import { accept, invalid, type Outcome } from "../domain/outcome";
 import { hiddenTestFiles } from "../domain/scoring-jobs";
 import { taskStatement } from "../domain/statement";
 import { attemptObject } from "../durable/attempt/object";

@@ -2,7 +2,8 @@ import { database } from "../db/client";
 import { chatMessagesAfter, newestFinishedScore, runsAfter, scoreTimes, telemetryPerMinute } from "../db/evaluation";
 import { latestScore } from "../db/scores";
 import { findTask } from "../db/tasks";
-import { accept, refuse, type Outcome, type SubmissionPayload } from "../domain/attempts";
+import { type SubmissionPayload } from "../domain/attempts";
+import { accept, refuse, type Outcome } from "../domain/outcome";
 import {
   boundFor,
   lifecycleEvents,

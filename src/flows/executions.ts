@@ -1,6 +1,6 @@
 import { database } from "../db/client";
 import { insertExecutionWithin } from "../db/executions";
-import { accept, type Outcome } from "../domain/attempts";
+import { accept, type Outcome } from "../domain/outcome";
 import {
   concurrencyRefusal,
   EXECUTION_LIMITS,

@@ -1,6 +1,7 @@
 import { database } from "../db/client";
 import { findTask } from "../db/tasks";
-import { stateRefusal, type AttemptRecord, type Outcome, type SubmissionPayload } from "../domain/attempts";
+import { stateRefusal, type AttemptRecord, type SubmissionPayload } from "../domain/attempts";
+import { type Outcome } from "../domain/outcome";
 import { OVERLAY_LIMITS } from "../domain/overlay";
 import { hiddenTestFiles } from "../domain/scoring-jobs";
 import { applySubmissionDiff, checkSubmissionDiff } from "../domain/submission-diff";

@@ -1,4 +1,4 @@
-import { accept, invalid, type Outcome } from "../domain/attempts";
+import { accept, invalid, type Outcome } from "../domain/outcome";
 import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
 import { taskKeys } from "../domain/tasks";
 import { attemptObject } from "../durable/attempt/object";

@@ -1,4 +1,4 @@
-import type { Outcome } from "../domain/attempts";
+import type { Outcome } from "../domain/outcome";
 import { HttpError } from "./errors";
 
 /** The value of a domain operation, or its refusal as the HTTP error the API answers it with. */
@@ -12,8 +12,14 @@ export function unwrap<T>(outcome: Outcome<T>): T {
       throw HttpError.invalid(refusal.detail);
     case "rate_limited":
       throw new HttpError(429, refusal.detail, { "Retry-After": String(refusal.retryAfterSeconds) });
+    case "forbidden":
+      throw HttpError.forbidden(refusal.detail);
+    case "not_found":
+      throw HttpError.notFound(refusal.detail);
     case "conflict":
-      throw new HttpError(409, refusal.detail);
+      throw HttpError.conflict(refusal.detail);
+    case "gone":
+      throw HttpError.gone(refusal.detail);
     case "too_large":
       throw new HttpError(413, refusal.detail);
   }

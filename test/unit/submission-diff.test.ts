@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FieldIssue, Outcome } from "../../src/domain/attempts";
+import type { FieldIssue, Outcome } from "../../src/domain/outcome";
 import { applySubmissionDiff, checkSubmissionDiff, type CheckedDiff, type SubmittedFile } from "../../src/domain/submission-diff";
 import { git as gitBytes } from "../support/node/git";
 

@@ -1,4 +1,5 @@
-import { accept, type AttemptRecord, type Outcome } from "../../domain/attempts";
+import { type AttemptRecord } from "../../domain/attempts";
+import { accept, type Outcome } from "../../domain/outcome";
 import { AI_CHAT_LIMITS, chatStateRefusal, chatWindowRefusal } from "../../domain/ai-chat";
 
 // The attempt's side of AI chat: whether a message may be sent now, counted exactly. Synchronous,

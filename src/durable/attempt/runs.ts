@@ -1,6 +1,7 @@
 import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
-import { accept, invalid, stateRefusal, type Outcome } from "../../domain/attempts";
+import { stateRefusal } from "../../domain/attempts";
+import { accept, invalid, type Outcome } from "../../domain/outcome";
 import { isFinalStatus, type OverlayFile } from "../../domain/runner-jobs";
 import {
   inFlightRefusal,
