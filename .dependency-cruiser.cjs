@@ -17,13 +17,28 @@ const layer = (name, below) => ({
 
 const DECLARATIONS = ["env\\.ts$"];
 
+// Around the Worker: the tests (test/, sandbox-runner/test/) and the scripts (dev stack, demo,
+// benchmarks, set-up). src/ imports neither; scripts/ imports no test; a test imports src/, the
+// runner's sources, test support, and of scripts/ only the modules meant to be shared.
+const TESTS = "^(test|sandbox-runner/test)/";
+// What tests may take from scripts/: the libraries the scripts share (scripts/lib/) and the dev
+// services and fixture builders tests start or test in-process; never a script's entry point,
+// which runs when it is imported.
+const SCRIPTS_FOR_TESTS = [
+  "^scripts/lib/",
+  "^scripts/dev-repohost/(server|repo-builder|demo-repos)\\.ts$",
+  "^scripts/dev-repohost/demo/",
+  "^scripts/dev-mail/server\\.ts$",
+  "^scripts/templates/(catalogue|tar)\\.ts$",
+];
+
 module.exports = {
   forbidden: [
     {
       name: "no-circular",
       comment: "An import cycle ties modules that must be understood, tested and changed together.",
       severity: "error",
-      from: { path: "^src/" },
+      from: {},
       to: { circular: true },
     },
     layer("lib", []),
@@ -34,7 +49,9 @@ module.exports = {
     layer("durable", ["services/", "db/", "domain/", "lib/", ...DECLARATIONS]),
     layer("flows", ["durable/", "services/", "db/", "domain/", "lib/", ...DECLARATIONS]),
     layer("queues", ["flows/", "durable/", "services/", "db/", "domain/", "lib/", "env\\.ts$"]),
-    layer("routes", ["http/", "flows/", "durable/", "services/", "db/", "domain/", "lib/", ...DECLARATIONS]),
+    // A route validates, authorizes (http/) and calls one use case (flows/): it reaches no
+    // storage, Durable Object or outside service itself.
+    layer("routes", ["http/", "flows/", "domain/", "lib/", ...DECLARATIONS]),
     {
       name: "declarations-stay-low",
       comment: "env.ts is read by every layer, so it reads only domain/ and lib/",
@@ -42,10 +59,74 @@ module.exports = {
       from: { path: "^src/env\\.ts$" },
       to: { path: "^src/", pathNot: ["^src/domain/", "^src/lib/", ...DECLARATIONS.map((d) => `^src/${d}`)] },
     },
+    {
+      name: "protocol-imports-only-zod",
+      comment: "protocol/ is the Worker ⇄ runner contract both import: it imports zod and itself, nothing of ours, no runtime's modules",
+      severity: "error",
+      from: { path: "^protocol/" },
+      to: { pathNot: ["^protocol/", "^node_modules/zod/"] },
+    },
+    {
+      name: "worker-and-runner-meet-in-protocol",
+      comment: "The Worker shares only protocol/ with the runner: it never imports the runner's sources",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^sandbox-runner/" },
+    },
+    {
+      name: "runner-and-worker-meet-in-protocol",
+      comment: "The runner shares only protocol/ with the Worker: it imports none of the Worker's, the scripts' or the tests' code",
+      severity: "error",
+      from: { path: "^sandbox-runner/src/" },
+      to: { path: "^(src|scripts|test|sandbox-runner/test)/" },
+    },
+    {
+      name: "src-imports-no-tooling",
+      comment: "The Worker stands alone: it never imports the scripts or the tests around it (nor the runner's: see above)",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^(scripts|test)/" },
+    },
+    {
+      name: "scripts-import-no-tests",
+      comment: "Scripts never import tests or test/ support; the runner bench may reuse the runner's test doubles",
+      severity: "error",
+      from: { path: "^scripts/" },
+      to: { path: TESTS, pathNot: "^sandbox-runner/test/support/" },
+    },
+    {
+      name: "tests-take-from-scripts-what-is-shared",
+      comment: `Tests import of scripts/ only ${SCRIPTS_FOR_TESTS.join(", ")}; anything else moves to scripts/lib/ first`,
+      severity: "error",
+      from: { path: TESTS },
+      to: { path: "^scripts/", pathNot: SCRIPTS_FOR_TESTS },
+    },
+    {
+      name: "nothing-imports-a-test-file",
+      comment: "A test file is run, never imported (its suite would run twice); shared code goes to a support module",
+      severity: "error",
+      from: {},
+      to: { path: "\\.test\\.ts$" },
+    },
+    {
+      name: "workerd-tests-use-workerd-support",
+      comment: "The integration tests run inside workerd: they and test/support/worker/ never import Node-only test code",
+      severity: "error",
+      from: { path: "^test/(integration|support/worker)/" },
+      to: { path: "^test/(unit|e2e|support/node)/" },
+    },
+    {
+      name: "node-tests-use-node-support",
+      comment: "The unit and e2e tests and test/support/node/ run in Node: test/support/worker/ needs workerd",
+      severity: "error",
+      from: { path: "^test/(unit|e2e|support/node)/" },
+      to: { path: "^test/(integration|support/worker)/" },
+    },
   ],
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "node_modules" },
+    // The dev repo host's fixture repositories are other projects' sources, not ours.
+    exclude: { path: ["node_modules", "^scripts/dev-repohost/fixtures/"] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js"] },

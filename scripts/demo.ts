@@ -5,7 +5,7 @@
 // correctness 100 and the wrong one clearly less.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { AssayClient, invitationToken, type ScoreReport } from "./demo/client";
+import { AssayClient, invitationToken, type ScoreReport } from "./lib/api-client";
 import { mintLocalToken } from "./lib/local-token";
 import { DEV_DIR } from "./lib/paths";
 

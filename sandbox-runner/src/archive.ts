@@ -2,7 +2,8 @@ import { createReadStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { posix } from "node:path";
 import * as tar from "tar";
-import { checkRelativePath, UnsafeInputError } from "./safe-path";
+import { checkRelativePath } from "../../protocol/paths";
+import { UnsafeInputError } from "./safe-path";
 
 export interface ArchivePolicy {
   /** Strip the single top-level folder GitHub tarballs wrap everything in. */

@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Framework, Integrity, TestResult } from "./job-schema";
+import type { Integrity, TestResult } from "../../protocol/callback";
+import type { Framework } from "../../protocol/jobs";
 import { readPackageJson } from "./frameworks/repo";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 

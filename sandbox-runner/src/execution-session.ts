@@ -1,6 +1,5 @@
 import { setTimeout as pause } from "node:timers/promises";
-import { z } from "zod";
-import type { Execution } from "./execution-schema";
+import { type Execution, type RunnerCommand, runnerCommandSchema, type RunnerMessage } from "../../protocol/executions";
 import {
   type InteractiveContext, type InteractiveExecution, type InteractiveExit, type InteractiveStatus, type OutputChunk, StdinQueue, startInteractive,
 } from "./interactive";
@@ -22,31 +21,6 @@ const DIAL_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 
 export const QUEUED_SHUTDOWN_ERROR = "runner shutting down: the execution was still queued and never started";
-
-/** Messages the runner sends. */
-export type RunnerMessage =
-  | { type: "queued" }
-  | { type: "started"; setup_ms: number }
-  | { type: "output"; stream: OutputChunk["stream"]; data: string }
-  | { type: "stdin_refused"; reason: "closed" | "too_large" | "stdin_limit" }
-  | {
-      type: "exit";
-      status: InteractiveExit["status"];
-      cause: InteractiveExit["cause"];
-      code: number | null;
-      signal: NodeJS.Signals | null;
-      truncated: boolean;
-      error: string | null;
-      timings: { setup_ms: number; run_ms: number; total_ms: number };
-    };
-
-const objectMessageSchema = z.union([
-  z.strictObject({ type: z.literal("stdin"), data: z.string() }),
-  z.strictObject({ type: z.literal("stdin"), eof: z.literal(true) }),
-  z.strictObject({ type: z.literal("terminate") }),
-]);
-/** Messages the object sends; anything else is ignored. */
-export type ObjectMessage = z.infer<typeof objectMessageSchema>;
 
 /** How a session ended: the program's exit status, or `not_connected` when no dial opened (nothing ran). */
 export type ExecutionOutcome = InteractiveStatus | "not_connected";
@@ -260,7 +234,7 @@ function openSocket(connect: Execution["connect"], signal: AbortSignal, onOpen: 
   });
 }
 
-function parseMessage(data: unknown): { ok: true; value: ObjectMessage } | { ok: false; reason: string } {
+function parseMessage(data: unknown): { ok: true; value: RunnerCommand } | { ok: false; reason: string } {
   if (typeof data !== "string") return { ok: false, reason: "binary frame" };
   let json: unknown;
   try {
@@ -268,7 +242,7 @@ function parseMessage(data: unknown): { ok: true; value: ObjectMessage } | { ok:
   } catch {
     return { ok: false, reason: "not JSON" };
   }
-  const parsed = objectMessageSchema.safeParse(json);
+  const parsed = runnerCommandSchema.safeParse(json);
   if (parsed.success) return { ok: true, value: parsed.data };
   // The type alone: stdin payloads are the candidate's and stay out of the logs.
   const type = (json as { type?: unknown } | null)?.type;

@@ -12,7 +12,7 @@ import { tape } from "./frameworks/tape";
 import type { FrameworkModule, ReportFormat, Repo, RunPaths } from "./frameworks/types";
 import { uvu } from "./frameworks/uvu";
 import { vitest } from "./frameworks/vitest";
-import type { Framework, Job } from "./job-schema";
+import type { Framework, Job } from "../../protocol/jobs";
 import type { CoverageDetail } from "./reports";
 import { UnsafeInputError } from "./safe-path";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";

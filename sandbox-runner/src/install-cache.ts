@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { InstallStep, NodeChoice, RepoFacts } from "./install";
-import type { InstallReport } from "./job-schema";
+import type { InstallReport } from "../../protocol/callback";
 import { readRegularFile } from "./workspace-fs";
 
 /**

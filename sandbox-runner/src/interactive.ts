@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import type { ArtifactCache, CacheLease } from "./cache";
 import { chownTree, createJobDirs, type Mount, mountEnvironment, placeArtifacts, reasonOf, removeTree } from "./job-execution";
-import type { Artifact, Limits } from "./job-schema";
+import type { Artifact, Limits } from "../../protocol/jobs";
 import { requireRelativePath, UnsafeInputError } from "./safe-path";
 import { type Launch, type Sandbox, SANDBOX_PATHS, type SandboxExit } from "./sandbox";
 import { deleteWorkspacePath, writeWorkspaceFile } from "./workspace-fs";

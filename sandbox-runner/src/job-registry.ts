@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { JobStatus } from "./job-schema";
+import type { JobStatus } from "../../protocol/jobs";
 
 /** An id's state: live while queued or running (never forgotten then), then how it ended. */
 type Tracked<Final extends string> = "queued" | "running" | Final;

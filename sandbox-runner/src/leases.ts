@@ -1,11 +1,11 @@
+import type { Job } from "../../protocol/jobs";
+import type { LeasesBody } from "../../protocol/leases";
+import { signedHeaders } from "../../protocol/signing";
 import type { Logger } from "./log";
-import { signedHeaders } from "./signing";
 import { postSigned, type RetryPolicy } from "./transfer";
 
-export interface Lease {
-  url: string;
-  interval_ms: number;
-}
+/** Where and how often a job's lease is renewed, as the job gave it. */
+type Lease = NonNullable<Job["lease"]>;
 
 /** Lease URLs (Workers) a runner keeps beating to; more would be a misconfiguration, not a fleet. */
 const MAX_LEASE_URLS = 8;
@@ -53,7 +53,7 @@ export class LeaseKeeper {
     const lease = this.held.get(jobId);
     if (!lease) return false;
     this.drop(jobId);
-    const body = { runner_id: this.runnerId, held: [], released: [jobId] };
+    const body: LeasesBody = { runner_id: this.runnerId, held: [], released: [jobId] };
     const { ok: delivered } = await postSigned(lease.url, body, this.secret, this.retry, this.log, { job_id: jobId, purpose: "hand_back" });
     this.log(delivered ? "job_handed_back" : "job_hand_back_failed", { job_id: jobId, reason });
     return delivered;
@@ -81,12 +81,13 @@ export class LeaseKeeper {
     for (const [jobId, lease] of this.held) byUrl.set(lease.url, [...(byUrl.get(lease.url) ?? []), jobId]);
     await Promise.all(
       [...byUrl].map(async ([url, jobIds]) => {
-        const body = JSON.stringify({ runner_id: this.runnerId, held: jobIds, released: [] });
+        const heartbeat: LeasesBody = { runner_id: this.runnerId, held: jobIds, released: [] };
+        const body = JSON.stringify(heartbeat);
         try {
           const response = await fetch(url, {
             method: "POST",
             body,
-            headers: { "content-type": "application/json", ...signedHeaders(this.secret, body) },
+            headers: { "content-type": "application/json", ...(await signedHeaders(this.secret, body)) },
             signal: AbortSignal.timeout(Math.max(this.intervalMs, 1000)),
           });
           if (!response.ok) {

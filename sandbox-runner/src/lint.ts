@@ -1,7 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import type { Limits, LintFinding, LintReport } from "./job-schema";
+import type { LintFinding, LintReport } from "../../protocol/callback";
+import type { Limits } from "../../protocol/jobs";
 import { tail } from "./output-capture";
 import type { SandboxPaths, SandboxResult } from "./sandbox";
 import { lstatNoLinks, readRegularFile, writeWorkspaceFile } from "./workspace-fs";

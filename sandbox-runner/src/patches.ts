@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { checkRelativePath, UnsafeInputError } from "./safe-path";
+import { checkRelativePath } from "../../protocol/paths";
+import { UnsafeInputError } from "./safe-path";
 import { linkStaysInside } from "./workspace-fs";
 
 const HEADER_PATTERNS: Array<[RegExp, number]> = [

@@ -1,10 +1,8 @@
-/** Scoring before task validation before a candidate's interactive runs. */
-export const PRIORITIES = ["scoring", "validation", "interactive"] as const;
-export type Priority = (typeof PRIORITIES)[number];
+import { JOB_PRIORITIES, type JobPriority } from "../../protocol/jobs";
 
 /** Who a job runs for: the pool's fair-share rules count slots by attempt and organization. */
 export interface Share {
-  priority: Priority;
+  priority: JobPriority;
   attemptId: string | null;
   orgId: string | null;
 }
@@ -139,7 +137,8 @@ export class SlotPool {
       return share.attemptId === null || count((s) => s.priority === "interactive" && s.attemptId === share.attemptId) < this.rules.perAttempt;
     });
     const orgHeld = (w: Waiter) => (w.share.orgId === null ? 0 : count((s) => s.orgId === w.share.orgId));
-    const rank = (w: Waiter) => [PRIORITIES.indexOf(w.share.priority), orgHeld(w), w.seq];
+    // Scoring before task validation before a candidate's interactive runs: the protocol's order.
+    const rank = (w: Waiter) => [JOB_PRIORITIES.indexOf(w.share.priority), orgHeld(w), w.seq];
     const sorted = eligible.sort((a, b) => {
       const [ra, rb] = [rank(a), rank(b)];
       for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return (ra[i] as number) - (rb[i] as number);

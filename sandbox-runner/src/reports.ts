@@ -2,7 +2,7 @@ import { XMLParser } from "fast-xml-parser";
 import { type FinalResults, Parser as TapParser, type Result as TapResult } from "tap-parser";
 import { z } from "zod";
 import type { ReportFormat } from "./frameworks/types";
-import type { Counts, CoverageFile, CoverageSummary, TestResult, TestStatus } from "./job-schema";
+import type { Counts, CoverageFile, CoverageSummary, TestResult, TestStatus } from "../../protocol/callback";
 
 type XmlNode = Record<string, unknown>;
 

@@ -5,7 +5,7 @@ import { chmod, copyFile, cp, mkdir, readFile, realpath, rename, rm, writeFile }
 import { dirname, join, relative } from "node:path";
 import type { Duplex, Readable, Writable } from "node:stream";
 import type { Cgroups, JobCgroup } from "./cgroups";
-import type { Limits } from "./job-schema";
+import type { Limits } from "../../protocol/jobs";
 import { OutputCapture } from "./output-capture";
 import { killAllOwnedBy, treeUsage } from "./process-tree";
 import { prepareTools } from "./tools";

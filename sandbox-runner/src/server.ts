@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
+import { jobSchema } from "../../protocol/jobs";
+import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "../../protocol/signing";
 import { defaultConfig, type RunnerConfigInput } from "./config";
 import { executionSchema } from "./execution-schema";
-import { jobSchema } from "./job-schema";
 import { createLogger } from "./log";
 import { type Busy, RunnerService } from "./runner-service";
-import { BodyVerifier, checkHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER } from "./signing";
 
 const MAX_BODY_BYTES = 256 * 1024 * 1024;
 
@@ -18,7 +18,6 @@ export interface RunningRunner {
 }
 
 class BodyTooLarge extends Error {}
-class BadSignature extends Error {}
 
 export async function startRunner(input: RunnerConfigInput): Promise<RunningRunner> {
   const config = defaultConfig(input);
@@ -66,19 +65,22 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
    * is refused at once, and the connection is closed on every refusal.
    */
   async function readSigned(req: IncomingMessage, res: ServerResponse, what: "job" | "execution"): Promise<{ json: unknown } | null> {
+    // One clock for both checks, so a body that is slow to arrive is not judged by a later one.
+    const now = Date.now();
+    const timestamp = header(req, TIMESTAMP_HEADER);
     const signature = header(req, SIGNATURE_HEADER);
-    const headers = checkHeaders(header(req, TIMESTAMP_HEADER), signature);
+    const headers = checkSignatureHeaders(timestamp, signature, now);
     if (!headers.ok) return refuse(req, res, what, 401, headers.reason);
     if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return refuse(req, res, what, 413, "body too large");
-    const verifier = new BodyVerifier(config.secret, headers.timestamp);
     let body: Buffer;
     try {
-      body = await readBody(req, verifier, signature as string);
+      body = await readBody(req);
     } catch (err) {
       if (err instanceof BodyTooLarge) return refuse(req, res, what, 413, "body too large");
-      if (err instanceof BadSignature) return refuse(req, res, what, 401, "bad signature");
       throw err;
     }
+    const verdict = await verifySignature(config.secret, timestamp, signature, body, now);
+    if (!verdict.ok) return refuse(req, res, what, 401, verdict.reason);
     try {
       return { json: JSON.parse(body.toString("utf8")) as unknown };
     } catch {
@@ -138,21 +140,19 @@ function validate<S extends z.ZodType>(schema: S, json: unknown, res: ServerResp
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
+  const value = req.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Reads the body under the cap, hashing as it goes; the signature is checked at its end. */
-async function readBody(req: IncomingMessage, verifier: BodyVerifier, signature: string): Promise<Buffer> {
+/** Reads the body under the cap; its signature is checked once it is all there. */
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
     if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
-    verifier.update(chunk as Buffer);
     chunks.push(chunk as Buffer);
   }
-  if (!verifier.matches(signature)) throw new BadSignature();
   return Buffer.concat(chunks);
 }
 

@@ -4,8 +4,8 @@ import { rename, rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { pipeline } from "node:stream/promises";
+import { signedHeaders } from "../../protocol/signing";
 import type { Logger } from "./log";
-import { signedHeaders } from "./signing";
 
 export class TransferError extends Error {
   override name = "TransferError";
@@ -79,7 +79,7 @@ export async function postSigned(
       const response = await fetch(url, {
         method: "POST",
         body,
-        headers: { "content-type": "application/json", ...signedHeaders(secret, body) },
+        headers: { "content-type": "application/json", ...(await signedHeaders(secret, body)) },
         signal: AbortSignal.timeout(30_000),
       });
       outcome = `HTTP ${response.status}`;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUEUED_SHUTDOWN_ERROR } from "../src/execution-session";
 import { STDIN_WRITE_MAX_BYTES, truncationNotice } from "../src/interactive";
-import { signedHeaders } from "../src/signing";
+import { signedHeaders } from "../../protocol/signing";
 import { FakeExecutionObject, type RunnerSocket } from "./support/fake-execution-object";
 import { type Harness, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 import { NODE_CHILDREN, NODE_IGNORES_TERM, PYTHON_ECHO } from "./support/programs";
@@ -9,7 +9,7 @@ import { snapshot, tarGz } from "./support/tarball";
 
 // Real runners and real programs under bubblewrap; the executions' Durable Objects are a `ws`
 // server that checks each socket's bearer token.
-const UID_BASE = 63500;
+const UID_BASE = 64500;
 const UIDS = [UID_BASE, UID_BASE + 1];
 
 let h: Harness;
@@ -77,8 +77,8 @@ describe("POST /executions", () => {
     const id = executionId("unsigned");
     const body = execution(id, { "main.py": PYTHON_ECHO }, { language: "python", file: "main.py" });
     expect((await h.post("/executions", body, {})).status).toBe(401);
-    expect(await h.post("/executions", body, signedHeaders(SECRET, `${JSON.stringify(body)} `))).toEqual({ status: 401, body: { detail: "bad signature" } });
-    expect(await h.post("/executions", body, signedHeaders("another-secret-0123456789", JSON.stringify(body)))).toMatchObject({ status: 401 });
+    expect(await h.post("/executions", body, await signedHeaders(SECRET, `${JSON.stringify(body)} `))).toEqual({ status: 401, body: { detail: "bad signature" } });
+    expect(await h.post("/executions", body, await signedHeaders("another-secret-0123456789", JSON.stringify(body)))).toMatchObject({ status: 401 });
     expect(h.logs.some((e) => e.event === "execution_refused" && e.reason === "missing signature headers")).toBe(true);
     expect(object.attempts.get(id)).toBeUndefined();
   });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { signedHeaders } from "../src/signing";
+import { waitUntil } from "../../scripts/lib/wait";
+import { signedHeaders } from "../../protocol/signing";
 import { type Harness, jobId, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 
 // What lets several runners share the Worker's queue (docs/runner-protocol.md): a runner takes
@@ -25,14 +26,14 @@ function sleeper(h: Harness, label: string, extra: Record<string, unknown> = {})
 
 describe("backpressure", () => {
   it("a runner without room answers 503 with Retry-After and keeps nothing; a replay is still answered", async () => {
-    const h = await startHarness({ sandboxUidBase: 63100, poolSize: 1, backlog: 0 });
+    const h = await startHarness({ sandboxUidBase: 64700, poolSize: 1, backlog: 0 });
     try {
       const first = sleeper(h, "holds-the-slot");
       const accepted = await h.submit(first);
       expect(accepted).toMatchObject({ status: 202, body: { job_id: first.job_id, status: "accepted", runner_id: h.runner.health().runner_id } });
       const second = h.job(jobId("turned-away"), passing, { schedule: { priority: "scoring", attempt_id: "att_1", org_id: "org_b" } });
       const body = JSON.stringify(second);
-      const response = await fetch(`${h.runner.url}/jobs`, { method: "POST", body, headers: { "content-type": "application/json", ...signedHeaders(SECRET, body) } });
+      const response = await fetch(`${h.runner.url}/jobs`, { method: "POST", body, headers: { "content-type": "application/json", ...(await signedHeaders(SECRET, body)) } });
       expect(response.status).toBe(503);
       expect(response.headers.get("retry-after")).toBe("1");
       expect(await response.json()).toEqual({ detail: "runner is full", reason: "full" });
@@ -112,7 +113,7 @@ describe("draining on shutdown", () => {
   });
 
   it("a running job that finishes within the drain time reports its result", async () => {
-    const h = await startHarness({ sandboxUidBase: 63500, poolSize: 1, drainMs: 60_000 });
+    const h = await startHarness({ sandboxUidBase: 64800, poolSize: 1, drainMs: 60_000 });
     try {
       const job = h.job(jobId("drain-finishes"), slowPassing, { lease: h.worker.lease(1000) });
       expect((await h.submit(job)).status).toBe(202);
@@ -131,7 +132,7 @@ it("an idle runner keeps beating to the Worker it serves, so a dead runner's job
   try {
     await h.run(h.job(jobId("once"), passing, { lease: h.worker.lease(200) }));
     const seen = h.worker.heartbeats.length;
-    for (let i = 0; i < 100 && h.worker.heartbeats.length < seen + 3; i++) await new Promise((r) => setTimeout(r, 100));
+    await waitUntil("three more heartbeats", () => h.worker.heartbeats.length >= seen + 3, { timeoutMs: 10_000, intervalMs: 100 });
     expect(h.worker.heartbeats.length).toBeGreaterThanOrEqual(seen + 3);
     expect(h.worker.heartbeats.slice(seen).every((b) => b.held.length === 0)).toBe(true);
   } finally {

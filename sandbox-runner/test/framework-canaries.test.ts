@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Callback } from "../src/job-schema";
+import type { Callback } from "../../protocol/callback";
 import { type Harness, jobId, startHarness, TEST_LIMITS } from "./support/harness";
 import { frameworkEnvironment } from "./support/node-modules";
 

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { planTests, type ReportPaths } from "../src/frameworks";
 import { scriptCommands } from "../src/frameworks/script";
-import type { Job } from "../src/job-schema";
+import type { Job } from "../../protocol/jobs";
 import { parseJUnit, parseLcov, parsePerFile, parseTap, ReportError, toJUnit } from "../src/reports";
 
 const PATHS: ReportPaths = { node: "/opt/node/bin/node", tools: "/opt/assay", junit: "/r/junit", lcov: "/r/lcov", coverageConfig: "/opt/assay/coveragerc" };

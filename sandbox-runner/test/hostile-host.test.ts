@@ -4,9 +4,10 @@ import { createServer as createHttpServer, request, type Server as HttpServer } 
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitUntil } from "../../scripts/lib/wait";
 import { parseProcCgroup } from "../src/cgroups";
 import { isInternalAddress } from "../src/egress-proxy";
-import { sign } from "../src/signing";
+import { sign } from "../../protocol/signing";
 import { type Harness, jobId, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 import { tarGz } from "./support/tarball";
 
@@ -14,7 +15,7 @@ import { tarGz } from "./support/tarball";
 // writable places outside every limit, the network from install scripts, work done for
 // unauthenticated requests, one job's process flood against another job. Each case checks
 // the host after the job.
-const UID_BASE = 62400;
+const UID_BASE = 65000;
 const SANDBOX_UIDS = [UID_BASE, UID_BASE + 1];
 const b64 = (s: string) => Buffer.from(s).toString("base64");
 const nodeTest = (body: string) => ({
@@ -316,12 +317,12 @@ describe("no work before authentication", () => {
 
   it("a stale or malformed signature is refused before the body; a declared size over the cap is 413 unread", async () => {
     const now = Math.floor(Date.now() / 1000);
-    const stale = await stream(200 * 1024 * 1024, { "x-assay-timestamp": String(now - 3600), "x-assay-signature": sign(SECRET, now - 3600, "") });
+    const stale = await stream(200 * 1024 * 1024, { "x-assay-timestamp": String(now - 3600), "x-assay-signature": await sign(SECRET, now - 3600, "") });
     expect(stale.status).toBe(401);
     expect(stale.sentBeforeAnswer).toBeLessThan(32 * 1024 * 1024);
     const malformed = await stream(200 * 1024 * 1024, { "x-assay-timestamp": String(now), "x-assay-signature": "v1=nothex" });
     expect(malformed.status).toBe(401);
-    const huge = await stream(300 * 1024 * 1024, { "x-assay-timestamp": String(now), "x-assay-signature": sign(SECRET, now, "x") });
+    const huge = await stream(300 * 1024 * 1024, { "x-assay-timestamp": String(now), "x-assay-signature": await sign(SECRET, now, "x") });
     expect(huge.status).toBe(413);
     expect(huge.sentBeforeAnswer).toBeLessThan(32 * 1024 * 1024);
   });
@@ -329,7 +330,7 @@ describe("no work before authentication", () => {
   it("a well-formed but wrong signature over a small body is still 401, and the runner keeps serving", async () => {
     const body = JSON.stringify(h.job(jobId("forged"), {}));
     const now = Math.floor(Date.now() / 1000);
-    const answer = await h.submit(JSON.parse(body), { "x-assay-timestamp": String(now), "x-assay-signature": sign("not-the-secret-0123456789", now, body) });
+    const answer = await h.submit(JSON.parse(body), { "x-assay-timestamp": String(now), "x-assay-signature": await sign("not-the-secret-0123456789", now, body) });
     expect(answer.status).toBe(401);
     expect((await fetch(`${h.runner.url}/health`)).status).toBe(200);
   });
@@ -352,7 +353,7 @@ describe("one job cannot starve another", () => {
     const flooding = h.run(h.job(jobId("flood"), {}, { schedule: interactive, test: { framework: "node-test", command: ["node", "-e", flood], coverage: false }, limits: { ...TEST_LIMITS, processes: 64, wall_ms: 10_000 } }));
     // On the host: the flood's group holds every process it may have before the neighbour starts.
     const floodPids = () => Math.max(0, ...jobGroups("pids").map((g) => Number(readFileSync(join(g, "pids.current"), "utf8"))));
-    for (let i = 0; i < 500 && floodPids() < 64; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitUntil("the flood's group to hold 64 processes", () => floodPids() >= 64, { timeoutMs: 10_000, intervalMs: 20 });
     expect(floodPids()).toBe(64);
     const spawner = nodeTest(`
       const { execFileSync } = require("node:child_process");

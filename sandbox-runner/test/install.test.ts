@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseNode, explainInstallFailure, planInstall, type RepoFacts } from "../src/install";
-import type { Callback } from "../src/job-schema";
+import type { Callback } from "../../protocol/callback";
 import { type Harness, jobId, startHarness } from "./support/harness";
 import { tarGz } from "./support/tarball";
 

@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Changes } from "../../scripts/lib/wait";
 import { ArtifactCache } from "../src/cache";
 import {
   type InteractiveExecution, type InteractiveExit, type InteractiveRequest, interactiveArgv, type OutputChunk,
@@ -43,7 +44,7 @@ class Session {
   readonly chunks: OutputChunk[] = [];
   readonly exit: Promise<InteractiveExit>;
   readonly exec: InteractiveExecution;
-  private readonly waiters: Array<() => void> = [];
+  private readonly changes = new Changes();
 
   constructor(setup: Setup, files: Record<string, string>, command: InteractiveRequest["command"], limits: Partial<InteractiveRequest["limits"]> = {}) {
     let resolveExit: (exit: InteractiveExit) => void = () => undefined;
@@ -54,11 +55,11 @@ class Session {
       {
         onOutput: (chunk) => {
           this.chunks.push(chunk);
-          for (const w of this.waiters.splice(0)) w();
+          this.changes.notify();
         },
         onExit: (exit) => {
           resolveExit(exit);
-          for (const w of this.waiters.splice(0)) w();
+          this.changes.notify();
         },
       },
     );
@@ -70,17 +71,13 @@ class Session {
 
   /** Resolves once the output contains `text`; fails if the program ends first or it takes too long. */
   async waitFor(text: string, stream?: OutputChunk["stream"]): Promise<void> {
-    const deadline = Date.now() + EVENT_TIMEOUT_MS;
     let ended = false;
     void this.exit.then(() => (ended = true));
-    while (!this.text(stream).includes(text)) {
-      if (ended) throw new Error(`ended before printing ${JSON.stringify(text)}; output: ${this.text()}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${JSON.stringify(text)}; output: ${this.text()}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 1000);
-      });
-    }
+    await this.changes.until(() => (this.text(stream).includes(text) ? true : undefined), {
+      timeoutMs: EVENT_TIMEOUT_MS,
+      ended: () => ended,
+      failure: (over) => `${over ? "ended before printing" : "timed out waiting for"} ${JSON.stringify(text)}; output: ${this.text()}`,
+    });
   }
 }
 

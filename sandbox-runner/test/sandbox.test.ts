@@ -17,7 +17,7 @@ const SLOT = 0;
 let real: RealSandboxes;
 
 beforeAll(async () => {
-  real = await realSandboxes("sandbox", 64200);
+  real = await realSandboxes("sandbox", 65300);
 });
 
 afterAll(() => real?.close());

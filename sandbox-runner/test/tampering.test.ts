@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Callback } from "../src/job-schema";
+import type { Callback } from "../../protocol/callback";
 import { type Harness, jobId, startHarness } from "./support/harness";
 
 // A candidate's wrong solution tries to make the hidden tests pass anyway. Each job here is a

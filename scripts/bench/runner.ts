@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { startRunner } from "../../sandbox-runner/src/server";
-import { signedHeaders } from "../../sandbox-runner/src/signing";
+import { signedHeaders } from "../../protocol/signing";
 import { FakeWorker } from "../../sandbox-runner/test/support/fake-worker";
 import { snapshot } from "../../sandbox-runner/test/support/tarball";
 import { percentile, type Emit } from "./metrics";
@@ -46,7 +46,7 @@ export default async function runnerBench(emit: Emit): Promise<void> {
       callback_url: `${worker.url}/callback`,
       ...(schedule && { schedule }),
     });
-    const response = await fetch(`${runner.url}/jobs`, { method: "POST", body, headers: { "content-type": "application/json", ...signedHeaders(SECRET, body) } });
+    const response = await fetch(`${runner.url}/jobs`, { method: "POST", body, headers: { "content-type": "application/json", ...(await signedHeaders(SECRET, body)) } });
     if (response.status !== 202) throw new Error(`job refused: ${response.status} ${await response.text()}`);
     const accepted = performance.now();
     const callback = await worker.callback(id);

@@ -1,39 +1,36 @@
 // What a socket received, in order, taken one message at a time: the end-to-end tests, the
 // workerd tests and the execution bench read their sockets through it.
+import { Changes } from "./wait";
 
 export type Message = Record<string, unknown> & { type: string };
 
 export class MessageQueue {
   readonly messages: Message[] = [];
   private taken = 0;
-  private wake: (() => void) | null = null;
+  private readonly changes = new Changes();
 
   push(message: Message): void {
     this.messages.push(message);
-    this.wake?.();
+    this.changes.notify();
   }
 
   /** Lets a waiting `next` look again (the socket closed: nothing more will come). */
   poke(): void {
-    this.wake?.();
+    this.changes.notify();
   }
 
   /** The next message not yet taken (of `type` when given, skipping others); fails after `timeoutMs`. */
-  async next(type?: string, timeoutMs = 5000): Promise<Message> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      while (this.taken < this.messages.length) {
-        const message = this.messages[this.taken++] as Message;
-        if (!type || message.type === type) return message;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${type ?? "message"} within ${timeoutMs} ms; got ${JSON.stringify(this.messages).slice(-2000)}`);
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-        setTimeout(resolve, Math.min(left, 1000));
-      });
-      this.wake = null;
-    }
+  next(type?: string, timeoutMs = 5000): Promise<Message> {
+    return this.changes.until(
+      () => {
+        while (this.taken < this.messages.length) {
+          const message = this.messages[this.taken++] as Message;
+          if (!type || message.type === type) return message;
+        }
+        return undefined;
+      },
+      { timeoutMs, failure: () => `no ${type ?? "message"} within ${timeoutMs} ms; got ${JSON.stringify(this.messages).slice(-2000)}` },
+    );
   }
 }
 

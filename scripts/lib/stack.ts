@@ -6,6 +6,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./paths";
+import { poll } from "./wait";
 
 export interface Stack {
   apiUrl: string;
@@ -37,17 +38,18 @@ export async function freePort(): Promise<number> {
 }
 
 export async function waitFor(url: string, timeoutMs: number, isAlive: () => boolean): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!isAlive()) throw new Error(`the stack exited before ${url} answered`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${url} did not answer within ${timeoutMs} ms`);
+  await poll(
+    `${url} to answer`,
+    async () => {
+      if (!isAlive()) throw new Error(`the stack exited before ${url} answered`);
+      try {
+        return (await fetch(url)).ok || undefined;
+      } catch {
+        return undefined; // not listening yet
+      }
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
 }
 
 /** The package caches of the stacks tests start, beside the runners' default work dirs. */

@@ -5,10 +5,11 @@
  * (client ⇄ object, runner ⇄ object) as pure functions of the object's state.
  */
 import { z } from "zod";
+import { EXECUTION_LANGUAGES, type ReceivedRunnerMessage as RunnerMessage, type RunnerCommand, runnerMessageSchema } from "../../protocol/executions";
 import type { Refusal } from "./outcome";
 import { newId } from "../lib/ids";
 
-export const EXECUTION_LANGUAGES = ["node", "python"] as const;
+export { EXECUTION_LANGUAGES };
 export type ExecutionLanguage = (typeof EXECUTION_LANGUAGES)[number];
 
 /** The file endings of each language's programs; the runner runs `node <file>` or `python3 <file>`. */
@@ -170,33 +171,15 @@ export function clientEffect(raw: string | ArrayBuffer, role: WatcherRole, statu
   return { kind: "runner", messages: commands };
 }
 
-// ---- runner ⇄ object (docs/runner-protocol.md, "Interactive executions: the transport") ----
+// ---- runner ⇄ object (the messages: protocol/executions.ts) --------------------------------
 
-export type RunnerCommand = { type: "stdin"; data: string } | { type: "stdin"; eof: true } | { type: "terminate" };
-
-const ms = z.number().int().min(0);
-const RunnerMessageSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("queued") }),
-  z.object({ type: z.literal("started"), setup_ms: ms.optional() }),
-  z.object({ type: z.literal("output"), stream: z.enum(["stdout", "stderr"]), data: z.string() }),
-  z.object({
-    type: z.literal("exit"),
-    status: z.enum(["exited", "killed", "timed_out", "error"]),
-    cause: z.string().nullable().optional(),
-    code: z.number().int().nullable().optional(),
-    signal: z.string().nullable().optional(),
-    truncated: z.boolean().optional(),
-    error: z.string().nullable().optional(),
-    timings: z.object({ setup_ms: ms.nullable().optional(), run_ms: ms.nullable().optional(), total_ms: ms.optional() }).optional(),
-  }),
-  z.object({ type: z.literal("stdin_refused"), reason: z.string() }),
-]);
-export type RunnerMessage = z.infer<typeof RunnerMessageSchema>;
+/** The object reads the runner's messages leniently (ReceivedRunnerMessage), so that is its RunnerMessage. */
+export type { RunnerCommand, RunnerMessage };
 
 export function parseRunnerMessage(raw: string | ArrayBuffer): RunnerMessage | undefined {
   if (typeof raw !== "string") return undefined;
   try {
-    const parsed = RunnerMessageSchema.safeParse(JSON.parse(raw));
+    const parsed = runnerMessageSchema.safeParse(JSON.parse(raw));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

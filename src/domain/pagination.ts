@@ -13,3 +13,9 @@ export function pageInfo(total: number, page: number, limit: number): PageInfo {
 export function pageOffset(page: number, limit: number): number {
   return (page - 1) * limit;
 }
+
+/** A list a use case offers page by page: how many it holds, and one window of it. */
+export interface Listing<T> {
+  count: () => Promise<number>;
+  page: (limit: number, offset: number) => Promise<T[]>;
+}

@@ -1,4 +1,5 @@
 import type { NotificationType } from "./notifications";
+import type { EndedRun } from "./runs";
 import type { TelemetryRecord } from "./telemetry";
 
 /**
@@ -8,9 +9,13 @@ import type { TelemetryRecord } from "./telemetry";
 
 /**
  * `runner-jobs`: `dispatch` hands the job to the runner (`full_answers`: how often a full fleet
- * has turned it away so far); `notify` runs its owner's job-finished handler.
+ * has turned it away so far); `notify` runs its owner's job-finished handler; `run_ended`
+ * announces a run its attempt's sweep ended, as the handler announces the runs it ends.
  */
-export type RunnerQueueMessage = { type: "dispatch"; job_id: string; full_answers?: number } | { type: "notify"; job_id: string };
+export type RunnerQueueMessage =
+  | { type: "dispatch"; job_id: string; full_answers?: number }
+  | { type: "notify"; job_id: string }
+  | { type: "run_ended"; run: EndedRun };
 
 /** `task-import`: one import step of a task. */
 export interface TaskImportMessage {

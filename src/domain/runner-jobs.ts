@@ -1,3 +1,4 @@
+import { JOB_KINDS, JOB_PRIORITIES, JOB_STATUSES, type JobBody, TEST_FRAMEWORKS } from "../../protocol/jobs";
 import { backoffSeconds } from "./backoff";
 import { newId } from "../lib/ids";
 
@@ -6,10 +7,10 @@ import { newId } from "../lib/ids";
  * for, how it becomes the runner's `POST /jobs` body, and the dispatch retry policy.
  */
 
-export const RUNNER_JOB_KINDS = ["prepare", "test"] as const;
-
-/** The test frameworks the runner knows (docs/runner-protocol.md, "Test frameworks"); unittest suites run under pytest. */
-export const TEST_FRAMEWORKS = ["node-test", "jest", "vitest", "mocha", "ava", "tape", "uvu", "pytest"] as const;
+// The protocol's vocabulary (protocol/jobs.ts) under the names the Worker's code uses.
+export const RUNNER_JOB_KINDS = JOB_KINDS;
+/** The test frameworks the runner knows; unittest suites run under pytest. */
+export { TEST_FRAMEWORKS };
 export type TestFramework = (typeof TEST_FRAMEWORKS)[number];
 
 /** An import's stated install and runtime (docs/tasks-from-prs.md, "Stated settings"), as every job of the task carries them. */
@@ -23,7 +24,7 @@ export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
 export const RUNNER_JOB_OWNER_TYPES = ["task_validation", "run", "scoring"] as const;
 export type RunnerJobOwnerType = (typeof RUNNER_JOB_OWNER_TYPES)[number];
 
-export const FINAL_RUNNER_JOB_STATUSES = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ERROR"] as const;
+export const FINAL_RUNNER_JOB_STATUSES = JOB_STATUSES;
 export type FinalRunnerJobStatus = (typeof FINAL_RUNNER_JOB_STATUSES)[number];
 export const RUNNER_JOB_STATUSES = ["queued", "dispatched", ...FINAL_RUNNER_JOB_STATUSES] as const;
 export type RunnerJobStatus = (typeof RUNNER_JOB_STATUSES)[number];
@@ -56,7 +57,7 @@ export interface RunnerJobOwner {
  * The order in which the runner's pool serves waiting jobs: a submitted attempt's score
  * first, then a task on its way to READY, then candidates' runs, which are retried by hand.
  */
-export const RUNNER_JOB_PRIORITIES = ["scoring", "validation", "interactive"] as const;
+export const RUNNER_JOB_PRIORITIES = JOB_PRIORITIES;
 export type RunnerJobPriority = (typeof RUNNER_JOB_PRIORITIES)[number];
 
 const OWNER_PRIORITY: Record<RunnerJobOwnerType, RunnerJobPriority> = {
@@ -155,7 +156,7 @@ export interface DispatchUrls {
 }
 
 /** The runner's `POST /jobs` body for a job (docs/runner-protocol.md). */
-export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: DispatchUrls) {
+export function runnerJobPayload(jobId: string, spec: RunnerJobSpec, urls: DispatchUrls): JobBody {
   return {
     job_id: jobId,
     kind: spec.kind,

@@ -97,6 +97,14 @@ export interface RunOutcome {
   result: RunSummary | null;
 }
 
+/** A run that has ended, with the candidate to tell: all that announcing it needs. */
+export interface EndedRun {
+  attempt_id: string;
+  candidate_id: string;
+  run_id: string;
+  status: FinalRunnerJobStatus;
+}
+
 /**
  * The status a client sees. A queued record follows its job: `queued` until the runner has
  * taken it, then RUNNING, also while a result the runner reported is being recorded.

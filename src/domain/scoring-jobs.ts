@@ -1,3 +1,4 @@
+import { MAX_REPORTED_FILES } from "../../protocol/jobs";
 import type { OverlayFile } from "./runner-jobs";
 import { classifyPath } from "./patch-rules";
 import { testFileOf } from "./test-outcomes";
@@ -11,8 +12,6 @@ export interface FrozenFile {
 
 /** Files the linters and the coverage tools read. */
 const CODE = /\.(js|mjs|cjs|jsx|ts|mts|cts|tsx|py)$/i;
-/** The runner takes at most this many paths in coverage_files and lint.files. */
-const MAX_REPORTED_FILES = 200;
 
 /**
  * Paths that decide how tests are found, loaded or reported rather than what the code does:

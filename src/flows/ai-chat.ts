@@ -1,6 +1,6 @@
-import { chatHistory, insertChatMessage } from "../db/ai-chat";
+import { chatHistory, chatMessagePage, countChatMessages, findChatAttempt, insertChatMessage } from "../db/ai-chat";
 import { database, type Database } from "../db/client";
-import type { TaskRow } from "../db/tasks";
+import { findTask } from "../db/tasks";
 import {
   AI_CHAT_LIMITS,
   buildPrompt,
@@ -14,7 +14,8 @@ import {
   type SharedFile,
   type TokenUsage,
 } from "../domain/ai-chat";
-import { accept, invalid, type Outcome } from "../domain/outcome";
+import { accept, invalid, refuse, type Outcome } from "../domain/outcome";
+import type { Listing } from "../domain/pagination";
 import { hiddenTestFiles } from "../domain/scoring-jobs";
 import { taskStatement } from "../domain/statement";
 import { attemptObject } from "../durable/attempt/object";
@@ -22,48 +23,66 @@ import type { AttemptActor } from "../durable/attempt/types";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { log } from "../lib/log";
+import { chatProvider } from "../services/ai/provider";
 import { AiProviderError, type ChatProvider } from "../services/ai/types";
 
 // AI chat in the IDE (docs/api.md, "AI chat"): a candidate's message, counted by the attempt's
 // object and stored, and the provider's answer streamed to the client as Server-Sent Events
 // and stored when it ends.
 
+/**
+ * Who sends: the attempt's candidate, whose attempt the route has already read, or an IDE
+ * session of the attempt, whose attempt is read here.
+ */
+export type ChatSender = { kind: "candidate"; attempt: { id: string; taskId: string } } | { kind: "ide"; attemptId: string; tokenHash: string };
+
 export interface ChatSend {
-  attemptId: string;
-  task: TaskRow;
-  actor: AttemptActor;
+  sender: ChatSender;
   message: string;
   files: SharedFile[];
 }
+
+/** The answer's event stream, or no stream at all when the service has no AI provider to ask. */
+export type ChatReply = { stream: ReadableStream<Uint8Array> } | { providerMissing: true };
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const utf8Bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 /**
  * Sends a candidate's message and answers with the event stream of the reply. Refusals come
- * before anything is counted or stored: a hidden test among the shared files (422), an IDE
- * token the object no longer honours (401), an attempt not in progress (409), a full window
- * (429). From there the message counts, whatever the provider does, and is stored; the answer
- * is read to its end and stored even when the client goes away.
+ * before anything is counted or stored: a task without AI assistance (403), a hidden test
+ * among the shared files (422), an IDE token the object no longer honours (401), an attempt
+ * not in progress (409), a full window (429). From there the message counts, whatever the
+ * provider does, and is stored; the answer is read to its end and stored even when the client
+ * goes away.
  */
-export async function sendChatMessage(
-  env: Env,
-  exec: Pick<ExecutionContext, "waitUntil">,
-  provider: ChatProvider,
-  send: ChatSend,
-): Promise<Outcome<ReadableStream<Uint8Array>>> {
-  const { task } = send;
+export async function sendChatMessage(env: Env, exec: Pick<ExecutionContext, "waitUntil">, send: ChatSend): Promise<Outcome<ChatReply>> {
+  const db = database(env.DB);
+  const { sender } = send;
+  const found = await senderAttempt(db, sender);
+  if (!found.ok) return found;
+  const attempt = found.value;
+  const task = await findTask(db, attempt.taskId);
+  if (!task) throw new Error(`attempt ${attempt.id} has no task ${attempt.taskId}`);
+  if (!task.aiAssistance) {
+    return refuse("forbidden", `Task ${task.id} does not allow AI assistance: its organization has not turned AI chat on for it`);
+  }
+  const provider = chatProvider(env);
+  if ("unavailable" in provider) {
+    log("error", "AI chat has no provider", { reason: provider.unavailable });
+    return accept({ providerMissing: true });
+  }
   const hiddenTests = new Set([...(task.testFiles ?? []), ...hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? [])]);
   const issues = sharedFileIssues(send.files, hiddenTests);
   if (issues.length > 0) return invalid(issues);
 
-  const turn = await attemptObject(env, send.attemptId).reserveChatMessage(send.actor);
+  const actor: AttemptActor = sender.kind === "ide" ? { kind: "ide", tokenHash: sender.tokenHash } : { kind: "candidate" };
+  const turn = await attemptObject(env, attempt.id).reserveChatMessage(actor);
   if (!turn.ok) return turn;
-  const db = database(env.DB);
   const seq = userSeq(turn.value);
   const question = await insertChatMessage(db, {
     id: newId("chat"),
-    attemptId: send.attemptId,
+    attemptId: attempt.id,
     seq,
     role: "user",
     content: send.message,
@@ -71,7 +90,7 @@ export async function sendChatMessage(
     files: send.files.map((f) => ({ path: f.path, bytes: utf8Bytes(f.content) })),
     createdAt: iso(Date.now()),
   });
-  const history = await chatHistory(db, send.attemptId, seq, AI_CHAT_LIMITS.historyMessages);
+  const history = await chatHistory(db, attempt.id, seq, AI_CHAT_LIMITS.historyMessages);
   const prompt = buildPrompt({ statement: taskStatement(task), language: task.language, history, message: send.message, files: send.files });
 
   const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -82,11 +101,23 @@ export async function sendChatMessage(
   const answerId = newId("chat");
   emit("start", { message: question, answer_id: answerId, provider: provider.name, model: provider.model });
   exec.waitUntil(
-    streamAnswer(db, provider, prompt, emit, { id: answerId, attemptId: send.attemptId, seq: seq + 1, replyTo: question.message_id }).finally(
+    streamAnswer(db, provider, prompt, emit, { id: answerId, attemptId: attempt.id, seq: seq + 1, replyTo: question.message_id }).finally(
       () => void writer.close().catch(() => undefined),
     ),
   );
-  return accept(readable);
+  return accept({ stream: readable });
+}
+
+async function senderAttempt(db: Database, sender: ChatSender): Promise<Outcome<{ id: string; taskId: string }>> {
+  if (sender.kind === "candidate") return accept(sender.attempt);
+  const attempt = await findChatAttempt(db, sender.attemptId);
+  return attempt ? accept(attempt) : refuse("not_found", `Attempt ${sender.attemptId} not found`);
+}
+
+/** The attempt's conversation, both sides, in order, page by page. */
+export function chatMessages(env: Env, attemptId: string): Listing<ChatMessage> {
+  const db = database(env.DB);
+  return { count: () => countChatMessages(db, attemptId), page: (limit, offset) => chatMessagePage(db, attemptId, limit, offset) };
 }
 
 /** Reads the provider's answer into `delta` events, stores it, and ends the stream with `done`, or `error` and what came. */

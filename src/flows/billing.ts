@@ -1,11 +1,15 @@
 import {
   applyBillingEvent,
+  billingEventFilter,
+  billingEventPage,
+  countBillingEvents,
   findBillingState,
   organizationExists,
   organizationOfCustomer,
   planLimits,
   recordBillingEvent,
   storedBillingEvent,
+  type BillingEventRow,
   type NewBillingEvent,
 } from "../db/billing";
 import { database, type Database } from "../db/client";
@@ -20,9 +24,13 @@ import {
   type OrganizationMatch,
   type WebhookOutcome,
 } from "../domain/billing";
+import { accept, refuse, type Outcome } from "../domain/outcome";
+import type { Listing } from "../domain/pagination";
 import type { Env } from "../env";
 import { log } from "../lib/log";
 import { verifyStripeWebhook } from "../services/billing/stripe";
+
+export { STRIPE_SIGNATURE_HEADER } from "../services/billing/stripe";
 
 export interface BillingReceipt {
   eventId: string;
@@ -104,4 +112,15 @@ async function organizationFor(db: Database, event: BillingEvent): Promise<Organ
     event.customerId ? organizationOfCustomer(db, event.customerId) : null,
   ]);
   return matchOrganization(event, { namedExists, customerOwner });
+}
+
+/** Every billing event about an organization, newest first. */
+export async function billingEventListing(env: Env, orgId: string): Promise<Outcome<Listing<BillingEventRow>>> {
+  const db = database(env.DB);
+  if (!(await organizationExists(db, orgId))) return refuse("not_found", `Organization ${orgId} not found`);
+  const where = billingEventFilter(orgId);
+  return accept({
+    count: () => countBillingEvents(db, where),
+    page: (limit, offset) => billingEventPage(db, where, limit, offset),
+  });
 }

@@ -9,13 +9,16 @@ import {
   lifecycleEvents,
   mergeTimeline,
   numberTie,
+  SAVE_HISTORY_LIMITS,
   saveEvents,
   scoringEvents,
   telemetryEvents,
+  type SaveEntry,
   type TimelineCursor,
   type TimelinePage,
 } from "../domain/evaluation";
-import type { OverlayEntry } from "../domain/overlay";
+import { bytesToBase64, type OverlayEntry } from "../domain/overlay";
+import type { Listing } from "../domain/pagination";
 import { attemptObject } from "../durable/attempt/object";
 import type { Env } from "../env";
 
@@ -102,4 +105,36 @@ export async function scoreEvidence(env: Env, attempt: { id: string; taskId: str
     completed_at: score.completedAt,
     hidden_tests: { fail_to_pass: task?.failToPass ?? [], pass_to_pass: task?.passToPass ?? [] },
   });
+}
+
+/** The attempt's save history page by page, and its size: the entries it holds and those its bound dropped. */
+export function saveHistory(env: Env, attemptId: string): Listing<SaveEntry> & { size: Promise<{ entries: number; dropped: number }> } {
+  const object = attemptObject(env, attemptId);
+  const size = object.saveHistorySize();
+  return { size, count: async () => (await size).entries, page: (limit, offset) => object.saveHistory(limit, offset) };
+}
+
+/**
+ * A file as of a save, with its content: not found when there is no such save or the file
+ * was not changed up to it, gone when the history's bound has dropped its content.
+ */
+export async function savedFile(env: Env, attemptId: string, save: number, path: string): Promise<Outcome<SaveEntry & { content_b64: string | null }>> {
+  const file = await attemptObject(env, attemptId).savedFile(save, path);
+  if (!file.found) {
+    return refuse(
+      "not_found",
+      file.why === "no_such_save"
+        ? `Attempt ${attemptId} has no save ${save}`
+        : `${path} was not changed up to save ${save} of attempt ${attemptId}, or its changes are older than the history keeps`,
+    );
+  }
+  const { entry, content } = file;
+  if (entry.content_kept === false) {
+    return refuse(
+      "gone",
+      `The content of ${path} as of save ${save} (entry ${entry.seq}) is no longer kept: the save history keeps ` +
+        `${SAVE_HISTORY_LIMITS.contentBytes} bytes of contents per attempt (docs/limits.md)`,
+    );
+  }
+  return accept({ ...entry, content_b64: content === null ? null : bytesToBase64(new Uint8Array(content)) });
 }

@@ -1,5 +1,7 @@
+import type { ExecutionBody } from "../../protocol/executions";
 import { database } from "../db/client";
-import { insertExecutionWithin } from "../db/executions";
+import { insertExecutionWithin, type ExecutionRow } from "../db/executions";
+import { findTask } from "../db/tasks";
 import { accept, type Outcome } from "../domain/outcome";
 import {
   concurrencyRefusal,
@@ -7,16 +9,17 @@ import {
   executionRunnerLimits,
   newExecutionId,
   type ExecutionLanguage,
+  type WatcherRole,
 } from "../domain/executions";
 import { bytesToBase64 } from "../domain/overlay";
 import type { OverlayFile } from "../domain/runner-jobs";
-import type { RunTask } from "../domain/runs";
+import { runTaskOf, type RunTask } from "../domain/runs";
 import { attemptObject } from "../durable/attempt/object";
-import { executionObject } from "../durable/execution/object";
+import { executionObject, SOCKET_HEADERS, type ExecutionSummary } from "../durable/execution/object";
 import type { Env } from "../env";
 import { log } from "../lib/log";
 import { postRunnerExecution } from "../services/runner/client";
-import { executionConnectToken } from "../services/runner/signing";
+import { executionConnectToken } from "../services/runner/connect-token";
 import { artifactStorage } from "../services/storage/storage";
 
 /** Where the runner dials in: the Worker's own address, as the runner's callbacks use it. */
@@ -31,16 +34,18 @@ export interface ExecutionStart {
   file: string;
   timeoutSeconds: number;
   /** The attempt's workspace, or null for a free-standing execution with its own files. */
-  attempt: { id: string; task: RunTask } | null;
+  attempt: { id: string; taskId: string } | null;
   files: { path: string; content: string }[];
 }
 
-export interface StartedExecution {
-  id: string;
-  createdAt: string;
-  /** Set when no runner took it: the execution has already ended in error, and this says why. */
-  dispatchProblem: string | null;
+/** An execution as its routes show it: what D1 holds of it, beside its object's state. */
+export interface ExecutionState {
+  row: Pick<ExecutionRow, "id" | "language" | "file" | "attemptId" | "timeoutSeconds">;
+  summary: ExecutionSummary;
 }
+
+/** A started execution, or why no runner took it: then it has already ended in error. */
+export type StartedExecution = { dispatched: true; execution: ExecutionState } | { dispatched: false; id: string; problem: string };
 
 /**
  * Starts a live execution (docs/api.md, "Live code execution"): the attempt's workspace or
@@ -49,8 +54,13 @@ export interface StartedExecution {
  * token to dial in with. A runner that does not take it ends the execution in error at once.
  */
 export async function startExecution(env: Env, start: ExecutionStart): Promise<Outcome<StartedExecution>> {
+  const db = database(env.DB);
+  let task: RunTask | null = null;
   let files: OverlayFile[];
   if (start.attempt) {
+    const taskRow = await findTask(db, start.attempt.taskId);
+    if (!taskRow) throw new Error(`attempt ${start.attempt.id} has no task ${start.attempt.taskId}`);
+    task = runTaskOf(taskRow);
     const overlay = await attemptObject(env, start.attempt.id).executionFiles();
     if (!overlay.ok) return overlay;
     files = overlay.value;
@@ -59,40 +69,67 @@ export async function startExecution(env: Env, start: ExecutionStart): Promise<O
   }
   const id = newExecutionId();
   const nowMs = Date.now();
-  const createdAt = new Date(nowMs).toISOString();
   const liveForMs = (EXECUTION_LIMITS.connectSeconds + start.timeoutSeconds + EXECUTION_LIMITS.graceSeconds) * 1000;
-  const refused = await insertExecutionWithin(
-    database(env.DB),
-    {
-      id,
-      userId: start.userId,
-      attemptId: start.attempt?.id ?? null,
-      organizationId: start.attempt?.task.organization_id ?? null,
-      language: start.language,
-      file: start.file,
-      timeoutSeconds: start.timeoutSeconds,
-      createdAt,
-      liveUntil: new Date(nowMs + liveForMs).toISOString(),
-    },
-    EXECUTION_LIMITS,
-  );
+  const row = {
+    id,
+    userId: start.userId,
+    attemptId: start.attempt?.id ?? null,
+    organizationId: task?.organization_id ?? null,
+    language: start.language,
+    file: start.file,
+    timeoutSeconds: start.timeoutSeconds,
+    createdAt: new Date(nowMs).toISOString(),
+    liveUntil: new Date(nowMs + liveForMs).toISOString(),
+  };
+  const refused = await insertExecutionWithin(db, row, EXECUTION_LIMITS);
   if (refused) return { ok: false, refusal: concurrencyRefusal(refused.scope, refused.active) };
 
   const nonce = crypto.randomUUID().replaceAll("-", "");
   const object = executionObject(env, id);
-  await object.init({ id, timeoutSeconds: start.timeoutSeconds, connectNonce: nonce });
-  const body = await runnerBody(env, id, nonce, start, files, nowMs);
+  // The state the object starts in is the execution's first view: the route answers it as is.
+  const summary = await object.init({ id, timeoutSeconds: start.timeoutSeconds, connectNonce: nonce });
+  const body = await runnerBody(env, { id, nonce, start, task, files, nowMs });
   const dispatch = await postRunnerExecution(env, JSON.stringify(body));
-  if (dispatch.verdict === "accepted") return accept({ id, createdAt, dispatchProblem: null });
+  if (dispatch.verdict === "accepted") return accept({ dispatched: true, execution: { row, summary } });
   log("warn", "execution_dispatch_failed", { execution_id: id, detail: dispatch.detail });
   const problem = `No sandbox runner took the execution (${dispatch.detail}); try again shortly`;
   await object.abandon(problem);
-  return accept({ id, createdAt, dispatchProblem: problem });
+  return accept({ dispatched: false, id, problem });
 }
 
-async function runnerBody(env: Env, id: string, nonce: string, start: ExecutionStart, files: OverlayFile[], nowMs: number) {
+/** An execution the caller may see, with its object's state. */
+export async function executionState(env: Env, row: ExecutionState["row"]): Promise<ExecutionState> {
+  const summary = await executionObject(env, row.id).summary();
+  if (!summary) throw new Error(`execution ${row.id} has no object state`);
+  return { row, summary };
+}
+
+/**
+ * Hands a client's socket to the execution's object, with the caller's part in it (checked
+ * by the route) and the browser ticket it came with (taken once by the object); answers the
+ * object's response.
+ */
+export async function openExecutionSocket(
+  env: Env,
+  executionId: string,
+  socket: { role: WatcherRole; ticket: { id: string; expiresMs: number } | null; afterSeq: number },
+): Promise<Response> {
+  const headers = new Headers({ Upgrade: "websocket", [SOCKET_HEADERS.role]: socket.role });
+  if (socket.ticket) headers.set(SOCKET_HEADERS.ticket, `${socket.ticket.id}:${socket.ticket.expiresMs}`);
+  return executionObject(env, executionId).fetch(`https://execution/client?after_seq=${socket.afterSeq}`, { headers });
+}
+
+interface RunnerBodyInput {
+  id: string;
+  nonce: string;
+  start: ExecutionStart;
+  task: RunTask | null;
+  files: OverlayFile[];
+  nowMs: number;
+}
+
+async function runnerBody(env: Env, { id, nonce, start, task, files, nowMs }: RunnerBodyInput): Promise<ExecutionBody> {
   const storage = artifactStorage(env);
-  const task = start.attempt?.task;
   const archive = async (stored: RunTask["snapshot"] | null | undefined) =>
     stored ? { url: (await storage.presignGet(stored.key, URL_TTL_SECONDS)).url, sha256: stored.sha256 } : null;
   const connect = new URL(executionConnectPath(id), env.APP_BASE_URL);

@@ -11,21 +11,26 @@ import { validationJobFinished } from "./task-import/job-finished";
  * Called at least once after a job reaches its final status, from the queue consumer, never
  * from the runner's callback request. It must be idempotent; throwing retries it later.
  */
-export type JobFinishedHandler = (env: Env, job: FinishedRunnerJob) => Promise<void>;
+type JobFinishedHandler = (env: Env, job: FinishedRunnerJob) => Promise<void>;
 
-/** The job-finished handler of each owner type of runner jobs. */
-export const jobFinishedHandlers: Record<RunnerJobOwnerType, JobFinishedHandler> = {
-  task_validation: validationJobFinished,
-  run: runJobFinished,
-  scoring: scoringJobFinished,
-};
+/** The job-finished handler of an owner type of runner jobs. */
+function jobFinishedHandler(ownerType: RunnerJobOwnerType): JobFinishedHandler {
+  switch (ownerType) {
+    case "task_validation":
+      return validationJobFinished;
+    case "run":
+      return runJobFinished;
+    case "scoring":
+      return scoringJobFinished;
+  }
+}
 
 /** Calls the owner's job-finished handler for a final job, unless it already ran to the end. */
 export async function callJobFinishedHandler(env: Env, jobId: string): Promise<void> {
   const db = database(env.DB);
   const job = await findRunnerJob(db, jobId);
   if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
-  await jobFinishedHandlers[job.ownerType](env, {
+  await jobFinishedHandler(job.ownerType)(env, {
     id: job.id,
     kind: job.kind,
     owner: { owner_type: job.ownerType, owner_id: job.ownerId },

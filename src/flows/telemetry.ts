@@ -1,4 +1,6 @@
-import { accept, invalid, type Outcome } from "../domain/outcome";
+import { database } from "../db/client";
+import { findTelemetryAttempt } from "../db/telemetry";
+import { accept, invalid, refuse, type Outcome } from "../domain/outcome";
 import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
 import { taskKeys } from "../domain/tasks";
 import { attemptObject } from "../durable/attempt/object";
@@ -33,11 +35,38 @@ export interface TelemetryAttempt {
 }
 
 /**
- * Takes a batch of an attempt's telemetry (docs/api.md, "Telemetry"): events from after a
- * submission are dropped, every file and run an event names must be the attempt's own (else
- * 422 naming each), and the rest is queued for storage.
+ * Who sends: the attempt's candidate, whose attempt the route has already read, or an IDE
+ * session of the attempt, whose attempt is read here.
  */
-export async function ingestTelemetry(env: Env, attempt: TelemetryAttempt, events: TelemetryEvent[], nowMs: number): Promise<Outcome<{ accepted: number; ignored: number }>> {
+export type TelemetrySender = { kind: "candidate"; attempt: TelemetryAttempt } | { kind: "ide"; attemptId: string };
+
+async function senderAttempt(env: Env, sender: TelemetrySender): Promise<Outcome<TelemetryAttempt>> {
+  if (sender.kind === "candidate") return accept(sender.attempt);
+  const attempt = await findTelemetryAttempt(database(env.DB), sender.attemptId);
+  return attempt ? accept(attempt) : refuse("not_found", `Attempt ${sender.attemptId} not found`);
+}
+
+/**
+ * Takes a batch of an attempt's telemetry (docs/api.md, "Telemetry"). Batches are limited per attempt, so one IDE cannot flood ingestion whatever IPs it comes
+ * from; events from after a submission are dropped, every file and run an event names must be
+ * the attempt's own (else 422 naming each), and the rest is queued for storage.
+ */
+export async function ingestTelemetry(
+  env: Env,
+  sender: TelemetrySender,
+  events: TelemetryEvent[],
+  nowMs: number,
+): Promise<Outcome<{ attempt_id: string; accepted: number; ignored: number }>> {
+  const found = await senderAttempt(env, sender);
+  if (!found.ok) return found;
+  const attempt = found.value;
+  const { success } = await env.RL_TELEMETRY.limit({ key: `telemetry:${attempt.id}` });
+  if (!success) {
+    const detail =
+      `Rate limit exceeded (${TELEMETRY_LIMITS.batchesPerMinute} telemetry batches per minute per attempt); keep the events ` +
+      "buffered and retry after 60 seconds";
+    return { ok: false, refusal: { kind: "rate_limited", detail, retryAfterSeconds: 60 } };
+  }
   const admitted = admitTelemetry({ id: attempt.id, submitted_at: attempt.submittedAt }, events, nowMs);
   if (!admitted.ok) return admitted;
   const refs = telemetryReferences(events);
@@ -54,5 +83,5 @@ export async function ingestTelemetry(env: Env, attempt: TelemetryAttempt, event
       body: { attempt_id: attempt.id, organization_id: attempt.organizationId, events: batch },
     })),
   );
-  return accept({ accepted: accepted.length, ignored });
+  return accept({ attempt_id: attempt.id, accepted: accepted.length, ignored });
 }

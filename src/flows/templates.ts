@@ -1,5 +1,7 @@
 import { database } from "../db/client";
 import { insertTemplateTask, oldestTemplateCopySince, type TaskRow } from "../db/tasks";
+import { accept, refuse, type Outcome } from "../domain/outcome";
+import type { Listing } from "../domain/pagination";
 import type { TaskVisibility } from "../domain/tasks";
 import {
   TEMPLATE_COPY_LIMIT,
@@ -12,31 +14,50 @@ import {
 } from "../domain/templates";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
-import type { CatalogueTemplate } from "../services/templates/catalogue";
+import { findTemplate, TEMPLATES, type CatalogueTemplate } from "../services/templates/catalogue";
 import { queueImport } from "./task-import/start";
 
+export type { CatalogueTemplate } from "../services/templates/catalogue";
+
+/** The catalogue's templates in a language and with a tag, when given; ordered by id. */
+export function templateListing(filter: { language?: string; tag?: string }): Listing<CatalogueTemplate> {
+  const matching = TEMPLATES.filter(
+    (t) => (filter.language === undefined || t.language === filter.language) && (filter.tag === undefined || t.tags.includes(filter.tag)),
+  );
+  return {
+    count: async () => matching.length,
+    page: async (limit, offset) => matching.slice(offset, offset + limit),
+  };
+}
+
+export function catalogueTemplate(id: string): Outcome<CatalogueTemplate> {
+  const template = findTemplate(id);
+  return template ? accept(template) : refuse("not_found", `Template ${id} not found`);
+}
+
 export interface TemplateCopyRequest {
-  template: CatalogueTemplate;
+  templateId: string;
   organizationId: string;
   visibility: TaskVisibility;
-  tags: string[];
+  /** The template's own tags when not given. */
+  tags: string[] | undefined;
   aiAssistance: boolean;
   /** The user copying, whose copies count against the limit. */
   createdBy: string;
 }
 
-export type TemplateCopy = { copied: true; task: TaskRow } | { copied: false; retryAfterSeconds: number };
-
 /**
  * Copies a template into an organization: a task in IMPORTING whose source is the template,
  * with the template's statement, queued on task-import as an imported pull request is. The
  * same consumer then snapshots and splits it (reading the catalogue through the template repo
- * host) and validates it to READY. Refused, with the seconds to wait, when the user is at the
- * copy limit.
+ * host) and validates it to READY. Refused for a template not in the catalogue, and, with the
+ * seconds to wait, when the user is at the copy limit.
  */
-export async function copyTemplate(env: Env, request: TemplateCopyRequest): Promise<TemplateCopy> {
+export async function copyTemplate(env: Env, request: TemplateCopyRequest): Promise<Outcome<TaskRow>> {
+  const found = catalogueTemplate(request.templateId);
+  if (!found.ok) return found;
+  const template = found.value;
   const db = database(env.DB);
-  const { template } = request;
   const now = new Date();
   const at = now.toISOString();
   const since = templateCopyWindowStart(now);
@@ -46,7 +67,7 @@ export async function copyTemplate(env: Env, request: TemplateCopyRequest): Prom
       id: newId("tsk"),
       organizationId: request.organizationId,
       visibility: request.visibility,
-      tags: request.tags,
+      tags: request.tags ?? template.tags,
       title: template.title,
       status: "IMPORTING",
       origin: "template",
@@ -70,8 +91,12 @@ export async function copyTemplate(env: Env, request: TemplateCopyRequest): Prom
   );
   if (!task) {
     const oldest = await oldestTemplateCopySince(db, request.createdBy, since);
-    return { copied: false, retryAfterSeconds: templateCopyRetryAfterSeconds(oldest, now) };
+    const retryAfterSeconds = templateCopyRetryAfterSeconds(oldest, now);
+    const detail =
+      `You have copied ${TEMPLATE_COPY_LIMIT.copies} templates in the last ${TEMPLATE_COPY_LIMIT.windowSeconds} seconds, ` +
+      `the most allowed per user; retry after ${retryAfterSeconds} seconds`;
+    return { ok: false, refusal: { kind: "rate_limited", detail, retryAfterSeconds } };
   }
   await queueImport(env, task.id, "copy the template again");
-  return { copied: true, task };
+  return accept(task);
 }

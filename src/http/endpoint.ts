@@ -1,6 +1,7 @@
 import { coerceInputs, OpenAPIRoute, type OpenAPIRouteSchema, type ResponseConfig } from "chanfana";
 import type { IRequest } from "itty-router";
 import { z } from "zod";
+import { database, type Database } from "../db/client";
 import type { Role } from "../domain/roles";
 import type { Env } from "../env";
 import { authenticate, Caller, IdeSession, PUBLIC, signedIn, signedInOrIde, type Access, type AttemptIn } from "./auth";
@@ -16,10 +17,17 @@ export interface RouteContext {
   env: Env;
   exec: ExecutionContext;
 }
-export interface SessionContext extends RouteContext {
+/**
+ * What a route that authorizes per resource has: the database that http/'s authorization
+ * helpers (visibility.ts) read, so the route hands it to them without reaching into db/.
+ */
+export interface AuthorizingContext extends RouteContext {
+  db: Database;
+}
+export interface SessionContext extends AuthorizingContext {
   caller: Caller;
 }
-export interface IdeSessionContext extends RouteContext {
+export interface IdeSessionContext extends AuthorizingContext {
   /** A signed-in user, or the IDE session of the route's attempt (see `Access`). */
   principal: Caller | IdeSession;
 }
@@ -127,11 +135,11 @@ export abstract class SessionEndpoint extends Endpoint {
     const caller = await authenticate(request, env, this.access);
     if (!(caller instanceof Caller)) throw new Error("session route without caller");
     requestState(request).userId = caller.user.id;
-    return this.run({ request, env, exec, caller });
+    return this.run({ request, env, exec, db: database(env.DB), caller });
   }
 }
 
-export interface SocketContext extends RouteContext {
+export interface SocketContext extends AuthorizingContext {
   credential: SocketCredential;
 }
 
@@ -150,7 +158,7 @@ export abstract class SocketEndpoint extends Endpoint {
     const credential = await authenticateSocket(request, env, this.resource(request));
     requestState(request).userId = credential.viewer.userId;
     requireUpgrade(request);
-    return this.run({ request, env, exec, credential });
+    return this.run({ request, env, exec, db: database(env.DB), credential });
   }
 }
 
@@ -171,6 +179,6 @@ export abstract class IdeSessionEndpoint extends Endpoint {
     const principal = await authenticate(request, env, this.access, request.params?.attempt_id);
     if (!principal) throw new Error("IDE session route without principal");
     requestState(request).userId = principal instanceof IdeSession ? principal.candidateId : principal.user.id;
-    return this.run({ request, env, exec, principal });
+    return this.run({ request, env, exec, db: database(env.DB), principal });
   }
 }

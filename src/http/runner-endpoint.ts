@@ -1,7 +1,7 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import type { IRequest } from "itty-router";
 import type { Env } from "../env";
-import { signatureHeaderProblem, signatureProblem } from "../services/runner/signing";
+import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "../../protocol/signing";
 import { PublicEndpoint } from "./endpoint";
 import { HttpError } from "./errors";
 import { parseJsonBody, readBodyBytes } from "./validation";
@@ -29,11 +29,13 @@ export abstract class RunnerSignedEndpoint extends PublicEndpoint {
   override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
     // One clock for both checks, so a body that is slow to arrive is not judged by a later one.
     const now = Date.now();
-    const early = signatureHeaderProblem(request.headers, now);
-    if (early) throw refused(early);
+    const timestamp = request.headers.get(TIMESTAMP_HEADER);
+    const signature = request.headers.get(SIGNATURE_HEADER);
+    const early = checkSignatureHeaders(timestamp, signature, now);
+    if (!early.ok) throw refused(early.reason);
     const body = await readBodyBytes(request, this.maxBodyBytes);
-    const problem = await signatureProblem(env.RUNNER_SECRET, request.headers, body, now);
-    if (problem) throw refused(problem);
+    const verdict = await verifySignature(env.RUNNER_SECRET, timestamp, signature, body, now);
+    if (!verdict.ok) throw refused(verdict.reason);
     this.unvalidatedData = { body: parseJsonBody(request, body) };
     return this.run({ request, env, exec });
   }

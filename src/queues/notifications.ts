@@ -1,6 +1,6 @@
 import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
-import { deliverNotification } from "../durable/notification/send";
+import { deliverNotification } from "../flows/notify";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
 import type { NotificationQueueMessage } from "../domain/queue-messages";

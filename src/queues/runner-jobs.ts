@@ -13,6 +13,7 @@ import {
 import { ExpiringCache } from "../lib/expiring-cache";
 import type { Env } from "../env";
 import { callJobFinishedHandler } from "../flows/job-finished";
+import { runEnded } from "../flows/runs/job-finished";
 import { log } from "../lib/log";
 import { dispatchRunnerJob, giveUpRunnerJob, requestNotification } from "../services/runner/jobs";
 import { consumeEach, type MessageHandler } from "./consume";
@@ -99,17 +100,22 @@ async function offerLater(env: Env, message: Message<Extract<RunnerQueueMessage,
 
 const common = {
   subject: "runner job",
-  fields: (body: RunnerQueueMessage) => ({ type: body.type, job_id: body.job_id }),
+  fields: (body: RunnerQueueMessage) => (body.type === "run_ended" ? { type: body.type, run_id: body.run.run_id } : { type: body.type, job_id: body.job_id }),
   retryDelaySeconds: dispatchRetryDelaySeconds,
 };
 
-/** Consumer of the `runner-jobs` queue: dispatches jobs and calls their owners' job-finished handlers. */
+/**
+ * Consumer of the `runner-jobs` queue: dispatches jobs, calls their owners' job-finished
+ * handlers, and announces the runs that attempts' sweeps ended.
+ */
 export function consumeRunnerJobs(batch: MessageBatch<RunnerQueueMessage>, env: Env): Promise<void> {
   const handler: MessageHandler<RunnerQueueMessage> = {
     ...common,
     async handle(message) {
-      if (message.body.type === "dispatch") return dispatch(message as Message<Extract<RunnerQueueMessage, { type: "dispatch" }>>, env);
-      await callJobFinishedHandler(env, message.body.job_id);
+      const body = message.body;
+      if (body.type === "dispatch") return dispatch(message as Message<Extract<RunnerQueueMessage, { type: "dispatch" }>>, env);
+      if (body.type === "run_ended") await runEnded(env, body.run);
+      else await callJobFinishedHandler(env, body.job_id);
       message.ack();
     },
   };
@@ -124,10 +130,10 @@ export function consumeRunnerJobDeadLetters(batch: MessageBatch<RunnerQueueMessa
   return consumeEach(batch, {
     ...common,
     async handle(message) {
-      const { type, job_id } = message.body;
-      log("error", "runner job: dead letter", { type, job_id, attempts: message.attempts });
-      if (type === "dispatch") {
-        await giveUpRunnerJob(env, job_id, "the job could not be handed to the sandbox runner: dispatching it kept failing inside the service");
+      const body = message.body;
+      log("error", "runner job: dead letter", { ...common.fields(body), attempts: message.attempts });
+      if (body.type === "dispatch") {
+        await giveUpRunnerJob(env, body.job_id, "the job could not be handed to the sandbox runner: dispatching it kept failing inside the service");
       }
       message.ack();
     },

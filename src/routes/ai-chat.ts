@@ -1,59 +1,17 @@
 import { z } from "zod";
-import { chatMessagePage, countChatMessages, findChatAttempt } from "../db/ai-chat";
-import { database, type Database } from "../db/client";
-import { findTask } from "../db/tasks";
-import { AI_CHAT_LIMITS, AI_PROVIDERS, CHAT_MESSAGE_STATUSES, CHAT_ROLES } from "../domain/ai-chat";
-import type { AttemptActor } from "../durable/attempt/types";
-import { sendChatMessage } from "../flows/ai-chat";
-import { IdeSession, type Caller } from "../http/auth";
+import { AI_CHAT_LIMITS, AI_PROVIDERS } from "../domain/ai-chat";
+import { chatMessages, sendChatMessage, type ChatSender } from "../flows/ai-chat";
+import { IdeSession } from "../http/auth";
 import { IdeSessionEndpoint, jsonContent, jsonResponse, type IdeSessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
 import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { ownAttempt, visibleAttempt } from "../http/visibility";
-import { log } from "../lib/log";
-import { chatProvider } from "../services/ai/provider";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
+import { ChatMessageSchema } from "./schemas";
 import type { RouteTable } from "./table";
 
-const int = z.number().int();
 const { messagesPerWindow, windowMs, messageChars, files: maxFiles, filesBytes, historyMessages, replyMaxTokens } = AI_CHAT_LIMITS;
-
-export const ChatMessageSchema = z
-  .object({
-    message_id: z.string(),
-    attempt_id: z.string(),
-    seq: int.describe("Its place in the conversation: a candidate's message 2n, its answer 2n + 1"),
-    role: z.enum(CHAT_ROLES),
-    content: z.string().describe("The candidate's message, or the assistant's answer (what came of it, when it failed)"),
-    status: z.enum(CHAT_MESSAGE_STATUSES).describe("error: the provider failed before the answer was complete"),
-    error: z.string().nullable().describe("Why the answer failed"),
-    files: z
-      .array(z.object({ path: z.string(), bytes: int }))
-      .describe("The files the candidate shared with the message (their contents are not kept); [] for answers"),
-    reply_to: z.string().nullable().describe("An answer: the message_id of the candidate's message"),
-    provider: z.enum(AI_PROVIDERS).nullable().describe("An answer: the provider that wrote it; local is the stand-in of development and tests"),
-    model: z.string().nullable(),
-    usage: z
-      .object({
-        prompt_tokens: int,
-        completion_tokens: int,
-        estimated: z.boolean().describe("True when the provider reported no usage and these are the service's estimate (about 4 characters a token)"),
-      })
-      .nullable()
-      .describe("An answer: tokens of the prompt and of the answer"),
-    timing: z
-      .object({
-        first_token_at: z.string().nullable(),
-        ended_at: z.string(),
-        first_token_ms: int.nullable().describe("From created_at (the provider was asked) to the first text"),
-        total_ms: int,
-      })
-      .nullable()
-      .describe("An answer: how long it took"),
-    created_at: z.string().describe("A candidate's message: when it was sent; an answer: when the provider was asked"),
-  })
-  .meta({ id: "AiChatMessage" });
 
 const StreamEventSchema = z
   .union([
@@ -100,17 +58,6 @@ const SendBody = z.strictObject({
     ),
 });
 
-/** The attempt the caller chats in, and who acts: its IDE session (checked by the path), or its candidate (404 unseen, 403 staff). */
-async function chatAttempt(db: Database, principal: Caller | IdeSession, attemptId: string): Promise<{ taskId: string; actor: AttemptActor }> {
-  if (principal instanceof IdeSession) {
-    const attempt = await findChatAttempt(db, attemptId);
-    if (!attempt) throw HttpError.notFound(`Attempt ${attemptId} not found`);
-    return { taskId: attempt.taskId, actor: { kind: "ide", tokenHash: principal.tokenHash } };
-  }
-  const attempt = await ownAttempt(db, principal, attemptId);
-  return { taskId: attempt.taskId, actor: { kind: "candidate" } };
-}
-
 export class SendChatMessage extends IdeSessionEndpoint {
   protected readonly role = "candidate";
   protected override readonly maxBodyBytes = AI_CHAT_LIMITS.bodyBytes;
@@ -142,24 +89,17 @@ export class SendChatMessage extends IdeSessionEndpoint {
     },
   };
 
-  async run({ env, exec, principal }: IdeSessionContext) {
+  async run({ env, exec, db, principal }: IdeSessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    const { taskId, actor } = await chatAttempt(db, principal, params.attempt_id);
-    const task = await findTask(db, taskId);
-    if (!task) throw new Error(`attempt ${params.attempt_id} has no task ${taskId}`);
-    if (!task.aiAssistance) {
-      throw HttpError.forbidden(`Task ${task.id} does not allow AI assistance: its organization has not turned AI chat on for it`);
-    }
-    const provider = chatProvider(env);
-    if ("unavailable" in provider) {
-      log("error", "AI chat has no provider", { reason: provider.unavailable });
+    const sender: ChatSender =
+      principal instanceof IdeSession
+        ? { kind: "ide", attemptId: params.attempt_id, tokenHash: principal.tokenHash }
+        : { kind: "candidate", attempt: await ownAttempt(db, principal, params.attempt_id) };
+    const reply = unwrap(await sendChatMessage(env, exec, { sender, message: body.message, files: body.files }));
+    if ("providerMissing" in reply) {
       throw new HttpError(503, "AI chat is not available on this service: its AI provider is not configured", { "Retry-After": "60" });
     }
-    const stream = unwrap(
-      await sendChatMessage(env, exec, provider, { attemptId: params.attempt_id, task, actor, message: body.message, files: body.files }),
-    );
-    return new Response(stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" } });
+    return new Response(reply.stream, { headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" } });
   }
 }
 
@@ -176,15 +116,11 @@ export class ListChatMessages extends IdeSessionEndpoint {
     responses: { "200": jsonResponse("A page of the conversation", pageEnvelope(ChatMessageSchema)), "404": attemptNotFound },
   };
 
-  async run({ env, principal }: IdeSessionContext) {
+  async run({ env, db, principal }: IdeSessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const attemptId = principal instanceof IdeSession ? params.attempt_id : (await visibleAttempt(db, principal, params.attempt_id)).attempt.id;
-    return paginate(
-      query,
-      () => countChatMessages(db, attemptId),
-      (limit, offset) => chatMessagePage(db, attemptId, limit, offset),
-    );
+    const messages = chatMessages(env, attemptId);
+    return paginate(query, messages.count, messages.page);
   }
 }
 

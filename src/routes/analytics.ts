@@ -1,8 +1,5 @@
 import { z } from "zod";
-import { analyticsRows } from "../db/analytics";
-import { database } from "../db/client";
 import {
-  analyticsReport,
   analyticsWindow,
   DEFAULT_WINDOW_DAYS,
   isWindowProblem,
@@ -11,8 +8,10 @@ import {
   type Percentile,
 } from "../domain/analytics";
 import { SUBSCORES, type SubscoreName } from "../domain/scoring";
+import { organizationAnalytics } from "../flows/analytics";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { OrgIdParam, TaskIdParam } from "./params";
 import type { RouteTable } from "./table";
 
@@ -104,12 +103,7 @@ export class GetOrganizationAnalytics extends SessionEndpoint {
     const window = analyticsWindow(query, new Date());
     if (isWindowProblem(window)) throw HttpError.invalid([{ loc: ["query", window.field], msg: window.message, type: "invalid_window" }]);
     await caller.requireMember(orgId, "interviewer");
-    const taskId = query.task_id ?? null;
-    const found = await analyticsRows(database(env.DB), { organizationId: orgId, taskId, window });
-    if ("missing" in found) {
-      throw HttpError.notFound(found.missing === "organization" ? `Organization ${orgId} not found` : `Organization ${orgId} has no task ${taskId}`);
-    }
-    return analyticsReport({ organizationId: orgId, taskId, window }, found.rows);
+    return unwrap(await organizationAnalytics(env, { organizationId: orgId, taskId: query.task_id ?? null, window }));
   }
 }
 

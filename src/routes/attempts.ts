@@ -1,11 +1,6 @@
 import { z } from "zod";
-import { attemptPage, attemptRecord, countAttempts, listableAttempts, type AttemptRow } from "../db/attempts";
-import { database } from "../db/client";
-import { attemptStanding } from "../db/retakes";
-import { ATTEMPT_STATUSES, newAttemptId, submissionProblem, type AttemptRecord } from "../domain/attempts";
-import { attemptObject } from "../durable/attempt/object";
-import type { AttemptActor } from "../durable/attempt/types";
-import type { Env } from "../env";
+import { ATTEMPT_STATUSES, submissionProblem } from "../domain/attempts";
+import { attemptListing, attemptView, createAttempt, startAttempt, type AttemptActor } from "../flows/attempts";
 import { submitAttempt } from "../flows/submission";
 import { IdeSession, type Caller } from "../http/auth";
 import {
@@ -16,12 +11,12 @@ import {
   type IdeSessionContext,
   type SessionContext,
 } from "../http/endpoint";
-import { ErrorSchema, HttpError, json } from "../http/errors";
+import { ErrorSchema, json } from "../http/errors";
 import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { ownAttempt, visibleAttempt, visibleTask } from "../http/visibility";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
-import { ScoringStateSchema, scoringState } from "./scoring-state";
+import { ScoringStateSchema } from "./schemas";
 import type { RouteTable } from "./table";
 
 const MiB = 1024 * 1024;
@@ -71,14 +66,10 @@ export const AttemptSchema = z
 
 const conflict = (description: string) => jsonResponse(description, ErrorSchema);
 
-/** The attempt as its AttemptDO holds it, which is never behind the D1 row. */
-async function currentRecord(env: Env, row: AttemptRow): Promise<AttemptRecord> {
-  return (await attemptObject(env, row.id).record()) ?? attemptRecord(row);
-}
-
-async function actorOf(env: Env, principal: Caller | IdeSession, attemptId: string): Promise<AttemptActor> {
+/** An IDE session is checked against the attempt by its object; a signed-in caller must be its candidate. */
+async function actorOf(db: IdeSessionContext["db"], principal: Caller | IdeSession, attemptId: string): Promise<AttemptActor> {
   if (principal instanceof IdeSession) return { kind: "ide", tokenHash: principal.tokenHash };
-  await ownAttempt(database(env.DB), principal, attemptId);
+  await ownAttempt(db, principal, attemptId);
   return { kind: "candidate" };
 }
 
@@ -103,35 +94,11 @@ export class CreateAttempt extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { task, audience } = await visibleTask(db, caller, body.task_id);
-    if (task.archivedAt !== null) throw HttpError.conflict(`Task ${task.id} is archived and takes no new attempts`);
-    if (task.status !== "READY") throw HttpError.conflict(`Task ${task.id} is not ready for attempts yet (status ${task.status})`);
-    const id = newAttemptId();
-    const init = {
-      id,
-      task_id: task.id,
-      organization_id: task.organizationId,
-      candidate_id: caller.user.id,
-      time_limit_minutes: task.timeLimitMinutes,
-    };
-    const created = await attemptObject(env, id).create(init, audience === "candidate");
-    if (!created) {
-      const standing = await attemptStanding(db, task.id, caller.user.id);
-      if (standing.open || standing.made < standing.allowed) {
-        throw HttpError.conflict(
-          `You already have an open attempt on task ${task.id}` +
-            (standing.open ? `: ${standing.open.id} (${standing.open.status}); submit it before starting another` : "; submit it before starting another"),
-        );
-      }
-      throw HttpError.conflict(
-        `You have made ${standing.made === 1 ? "your attempt" : `all ${standing.made} of your attempts`} on task ${task.id}; ` +
-          "a candidate submits one attempt per task, and another needs a retake granted by the organization's staff",
-      );
-    }
-    return json(created, 201, { Location: `/api/v1/attempts/${id}` });
+    const created = unwrap(await createAttempt(env, task, audience, caller.user.id));
+    return json(created, 201, { Location: `/api/v1/attempts/${created.id}` });
   }
 }
 
@@ -152,13 +119,8 @@ export class ListAttempts extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    const where = listableAttempts(caller.viewer, { taskId: query.task_id, status: query.status });
-    return paginate(
-      query,
-      () => countAttempts(db, where),
-      async (limit, offset) => (await attemptPage(db, where, limit, offset)).map(attemptRecord),
-    );
+    const attempts = attemptListing(env, caller.viewer, { taskId: query.task_id, status: query.status });
+    return paginate(query, attempts.count, attempts.page);
   }
 }
 
@@ -171,11 +133,10 @@ export class GetAttempt extends SessionEndpoint {
     responses: { "200": jsonResponse("The attempt", AttemptSchema), "404": attemptNotFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { attempt, audience } = await visibleAttempt(db, caller, params.attempt_id);
-    return { ...(await currentRecord(env, attempt)), scoring: await scoringState(db, attempt.id, audience) };
+    return attemptView(env, attempt, audience);
   }
 }
 
@@ -195,10 +156,10 @@ export class StartAttempt extends IdeSessionEndpoint {
     },
   };
 
-  async run({ env, principal }: IdeSessionContext) {
+  async run({ env, db, principal }: IdeSessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const actor = await actorOf(env, principal, params.attempt_id);
-    return unwrap(await attemptObject(env, params.attempt_id).start(actor));
+    const actor = await actorOf(db, principal, params.attempt_id);
+    return unwrap(await startAttempt(env, params.attempt_id, actor));
   }
 }
 
@@ -261,9 +222,9 @@ export class SubmitAttempt extends IdeSessionEndpoint {
     },
   };
 
-  async run({ env, principal }: IdeSessionContext) {
+  async run({ env, db, principal }: IdeSessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const actor = await actorOf(env, principal, params.attempt_id);
+    const actor = await actorOf(db, principal, params.attempt_id);
     return json(unwrap(await submitAttempt(env, params.attempt_id, actor, body)), 202);
   }
 }

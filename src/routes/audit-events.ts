@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { auditEventPage, auditFilter, countAuditEvents } from "../db/audit";
-import { database } from "../db/client";
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from "../domain/audit";
+import { auditEventListing } from "../flows/audit-events";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { OrgIdParam } from "./params";
@@ -39,23 +38,19 @@ export class ListAuditEvents extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id, "interviewer");
-    const db = database(env.DB);
-    const where = auditFilter(params.org_id, query.action);
-    return paginate(
-      query,
-      () => countAuditEvents(db, where),
-      async (limit, offset) =>
-        (await auditEventPage(db, where, limit, offset)).map(({ event, actorEmail }) => ({
-          event_id: event.id,
-          organization_id: event.organizationId,
-          actor_id: event.actorId,
-          actor_email: actorEmail,
-          action: event.action,
-          target_type: event.targetType,
-          target_id: event.targetId,
-          detail: event.detail,
-          created_at: event.createdAt,
-        })),
+    const events = auditEventListing(env, params.org_id, query.action);
+    return paginate(query, events.count, async (limit, offset) =>
+      (await events.page(limit, offset)).map(({ event, actorEmail }) => ({
+        event_id: event.id,
+        organization_id: event.organizationId,
+        actor_id: event.actorId,
+        actor_email: actorEmail,
+        action: event.action,
+        target_type: event.targetType,
+        target_id: event.targetId,
+        detail: event.detail,
+        created_at: event.createdAt,
+      })),
     );
   }
 }

@@ -1,14 +1,12 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import { z } from "zod";
-import { billingEventFilter, billingEventPage, countBillingEvents, organizationExists } from "../db/billing";
-import { database } from "../db/client";
 import { BILLING_STATUSES, RECORDED_OUTCOMES, StripeEventSchema, WEBHOOK_OUTCOMES } from "../domain/billing";
-import { receiveStripeWebhook } from "../flows/billing";
+import { billingEventListing, receiveStripeWebhook, STRIPE_SIGNATURE_HEADER } from "../flows/billing";
 import { jsonContent, jsonResponse, PublicEndpoint, SessionEndpoint, type RouteContext, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { readBodyBytes } from "../http/validation";
-import { STRIPE_SIGNATURE_HEADER } from "../services/billing/stripe";
 import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
 
@@ -119,25 +117,20 @@ export class ListBillingEvents extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id, "orgadmin");
-    const db = database(env.DB);
-    if (!(await organizationExists(db, params.org_id))) throw HttpError.notFound(`Organization ${params.org_id} not found`);
-    const where = billingEventFilter(params.org_id);
-    return paginate(
-      query,
-      () => countBillingEvents(db, where),
-      async (limit, offset) =>
-        (await billingEventPage(db, where, limit, offset)).map((e) => ({
-          event_id: e.id,
-          provider: e.provider,
-          customer_id: e.customerId,
-          type: e.type,
-          object_id: e.objectId,
-          outcome: e.outcome,
-          changes: e.changes,
-          detail: e.detail,
-          event_created_at: e.eventCreatedAt,
-          received_at: e.receivedAt,
-        })),
+    const events = unwrap(await billingEventListing(env, params.org_id));
+    return paginate(query, events.count, async (limit, offset) =>
+      (await events.page(limit, offset)).map((e) => ({
+        event_id: e.id,
+        provider: e.provider,
+        customer_id: e.customerId,
+        type: e.type,
+        object_id: e.objectId,
+        outcome: e.outcome,
+        changes: e.changes,
+        detail: e.detail,
+        event_created_at: e.eventCreatedAt,
+        received_at: e.receivedAt,
+      })),
     );
   }
 }

@@ -1,15 +1,12 @@
 import { z } from "zod";
-import { database } from "../db/client";
 import { bytesToBase64, CHANGES_MAX_BODY_BYTES, OVERLAY_LIMITS, overlayPathProblem } from "../domain/overlay";
-import { attemptObject } from "../durable/attempt/object";
-import type { StagedChange } from "../durable/attempt/types";
+import { overlayEntries, overlayFile, saveChanges, type FileChange } from "../flows/changes";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { ErrorSchema, HttpError } from "../http/errors";
+import { ErrorSchema } from "../http/errors";
 import { unwrap } from "../http/outcome";
 import { ownAttempt, visibleAttempt } from "../http/visibility";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
 import type { RouteTable } from "./table";
-import { sha256Hex } from "../lib/digest";
 
 const OverlayEntrySchema = z
   .object({
@@ -77,17 +74,16 @@ export class PatchChanges extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    await ownAttempt(database(env.DB), caller, params.attempt_id);
-    const staged = await Promise.all(
-      Object.entries(body.changes).map(async ([path, change]): Promise<StagedChange> => {
-        if (change.op === "delete") return { path, op: "delete" };
-        const content = base64ToBytes(change.content_b64);
-        return { path, op: "upsert", content, sha256: await sha256Hex(content) };
-      }),
+    await ownAttempt(db, caller, params.attempt_id);
+    const changes = new Map(
+      Object.entries(body.changes).map(([path, change]): [string, FileChange] => [
+        path,
+        change.op === "delete" ? { op: "delete" } : { op: "upsert", content: base64ToBytes(change.content_b64) },
+      ]),
     );
-    const saved = unwrap(await attemptObject(env, params.attempt_id).applyChanges(staged));
+    const saved = unwrap(await saveChanges(env, params.attempt_id, changes));
     return { attempt_id: params.attempt_id, ...saved };
   }
 }
@@ -117,16 +113,14 @@ export class GetChanges extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    await visibleAttempt(database(env.DB), caller, params.attempt_id);
-    const object = attemptObject(env, params.attempt_id);
+    await visibleAttempt(db, caller, params.attempt_id);
     if (query.path !== undefined) {
-      const file = await object.overlayFile(query.path);
-      if (!file) throw HttpError.notFound(`${query.path} is not in the changes overlay of attempt ${params.attempt_id}`);
+      const file = unwrap(await overlayFile(env, params.attempt_id, query.path));
       return { ...file.entry, content_b64: file.content === null ? null : bytesToBase64(new Uint8Array(file.content)) };
     }
-    const items = await object.overlay();
+    const items = await overlayEntries(env, params.attempt_id);
     return { items, files: items.length, total_bytes: items.reduce((n, e) => n + e.size, 0) };
   }
 }

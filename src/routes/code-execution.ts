@@ -1,8 +1,5 @@
 import type { IRequest } from "itty-router";
 import { z } from "zod";
-import { database } from "../db/client";
-import type { ExecutionRow } from "../db/executions";
-import { findTask } from "../db/tasks";
 import {
   CLOSE_CODES,
   commandProblem,
@@ -12,15 +9,13 @@ import {
   EXECUTION_STATUSES,
   EXIT_CAUSES,
 } from "../domain/executions";
-import { runTaskOf } from "../domain/runs";
-import { mintWsTicket } from "../http/ws-tickets";
-import { executionObject, SOCKET_HEADERS, type ExecutionSummary } from "../durable/execution/object";
-import { startExecution } from "../flows/executions";
+import { executionState, openExecutionSocket, startExecution, type ExecutionState } from "../flows/executions";
 import { jsonContent, jsonResponse, SessionEndpoint, SocketEndpoint, type SessionContext, type SocketContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { unwrap } from "../http/outcome";
 import { socketAnswer, socketUrl } from "../http/sockets";
 import { ownAttempt, visibleExecution } from "../http/visibility";
+import { mintWsTicket } from "../http/ws-tickets";
 import { AttemptIdParam, RepoPath } from "./params";
 import type { RouteTable } from "./table";
 
@@ -90,8 +85,7 @@ const limitsView = (timeoutSeconds: number): z.infer<typeof LimitsSchema> => ({
 
 const ticketResource = (executionId: string) => `code-execution:${executionId}`;
 
-function executionView(request: IRequest, row: ExecutionRow, summary: ExecutionSummary | null): z.infer<typeof ExecutionSchema> {
-  if (!summary) throw new Error(`execution ${row.id} has no object state`);
+function executionView(request: IRequest, { row, summary }: ExecutionState): z.infer<typeof ExecutionSchema> {
   return {
     execution_id: row.id,
     status: summary.status,
@@ -169,16 +163,9 @@ export class ExecuteCode extends SessionEndpoint {
     },
   };
 
-  async run({ request, env, caller }: SessionContext) {
+  async run({ request, env, db, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    let attempt = null;
-    if (body.attempt_id !== undefined) {
-      const row = await ownAttempt(db, caller, body.attempt_id);
-      const task = await findTask(db, row.taskId);
-      if (!task) throw new Error(`attempt ${row.id} has no task ${row.taskId}`);
-      attempt = { id: row.id, task: runTaskOf(task) };
-    }
+    const attempt = body.attempt_id === undefined ? null : await ownAttempt(db, caller, body.attempt_id);
     const started = unwrap(
       await startExecution(env, {
         userId: caller.user.id,
@@ -189,16 +176,15 @@ export class ExecuteCode extends SessionEndpoint {
         files: body.files ?? [],
       }),
     );
-    if (started.dispatchProblem) {
-      throw new HttpError(503, `${started.dispatchProblem}. Execution ${started.id} ended in error.`, {
+    if (!started.dispatched) {
+      throw new HttpError(503, `${started.problem}. Execution ${started.id} ended in error.`, {
         "Retry-After": String(EXECUTION_LIMITS.retryAfterSeconds),
       });
     }
-    const { execution } = await visibleExecution(db, caller.viewer, started.id);
-    const summary = await executionObject(env, started.id).summary();
-    const ticket = await mintWsTicket(env.URL_SIGNING_SECRET, caller.viewer, ticketResource(started.id), EXECUTION_LIMITS.ticketSeconds);
+    const { execution } = started;
+    const ticket = await mintWsTicket(env.URL_SIGNING_SECRET, caller.viewer, ticketResource(execution.row.id), EXECUTION_LIMITS.ticketSeconds);
     return json(
-      { ...executionView(request, execution, summary), ws_ticket: ticket.ticket, ws_ticket_expires_at: ticket.expiresAt },
+      { ...executionView(request, execution), ws_ticket: ticket.ticket, ws_ticket_expires_at: ticket.expiresAt },
       201,
       { "Cache-Control": "no-store" },
     );
@@ -215,10 +201,10 @@ export class GetExecution extends SessionEndpoint {
     responses: { "200": jsonResponse("The execution", ExecutionSchema), "404": executionNotFound },
   };
 
-  async run({ request, env, caller }: SessionContext) {
+  async run({ request, env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const { execution } = await visibleExecution(database(env.DB), caller.viewer, params.execution_id);
-    return executionView(request, execution, await executionObject(env, execution.id).summary());
+    const { execution } = await visibleExecution(db, caller.viewer, params.execution_id);
+    return executionView(request, await executionState(env, execution));
   }
 }
 
@@ -234,9 +220,9 @@ export class CreateExecutionTicket extends SessionEndpoint {
     responses: { "201": jsonResponse("The ticket", TicketSchema), "404": executionNotFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    await visibleExecution(database(env.DB), caller.viewer, params.execution_id);
+    await visibleExecution(db, caller.viewer, params.execution_id);
     const ticket = await mintWsTicket(env.URL_SIGNING_SECRET, caller.viewer, ticketResource(params.execution_id), EXECUTION_LIMITS.ticketSeconds);
     return json({ ws_ticket: ticket.ticket, ws_ticket_expires_at: ticket.expiresAt }, 201, { "Cache-Control": "no-store" });
   }
@@ -272,12 +258,10 @@ export class WatchExecution extends SocketEndpoint {
     return ticketResource(String(request.params?.execution_id ?? ""));
   }
 
-  async run({ env, credential }: SocketContext) {
+  async run({ env, db, credential }: SocketContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const { execution, role } = await visibleExecution(database(env.DB), credential.viewer, params.execution_id);
-    const headers = new Headers({ Upgrade: "websocket", [SOCKET_HEADERS.role]: role });
-    if (credential.ticket) headers.set(SOCKET_HEADERS.ticket, `${credential.ticket.id}:${credential.ticket.expiresMs}`);
-    return socketAnswer(await executionObject(env, execution.id).fetch(`https://execution/client?after_seq=${query.after_seq}`, { headers }));
+    const { execution, role } = await visibleExecution(db, credential.viewer, params.execution_id);
+    return socketAnswer(await openExecutionSocket(env, execution.id, { role, ticket: credential.ticket, afterSeq: query.after_seq }));
   }
 }
 

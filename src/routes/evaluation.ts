@@ -1,22 +1,16 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import type { AttemptRow } from "../db/attempts";
 import { decodeCursor, SAVE_HISTORY_LIMITS } from "../domain/evaluation";
-import { bytesToBase64 } from "../domain/overlay";
 import { RUN_STATUSES } from "../domain/runs";
 import { TELEMETRY_EVENT_KINDS } from "../domain/telemetry";
-import { ChatMessageSchema } from "./ai-chat";
-import { attemptObject } from "../durable/attempt/object";
-import { scoreEvidence, submissionDiff, timelinePage } from "../flows/evaluation";
+import { savedFile, saveHistory, scoreEvidence, submissionDiff, timelinePage } from "../flows/evaluation";
 import type { Caller } from "../http/auth";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
 import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleAttempt } from "../http/visibility";
-import type { Env } from "../env";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
-import { ScoreReportSchema } from "./scores";
+import { ChatMessageSchema, ScoreReportSchema } from "./schemas";
 import type { RouteTable } from "./table";
 
 const int = z.number().int();
@@ -109,8 +103,8 @@ const forbiddenForCandidate = jsonResponse("The attempt's own candidate, or not 
  * An attempt whose evaluation the caller may read: 404 when they cannot see it (as every
  * route on an attempt), 403 for its own candidate and for anyone below interviewer there.
  */
-async function evaluatedAttempt(env: Env, caller: Caller, attemptId: string): Promise<AttemptRow> {
-  const { attempt, audience } = await visibleAttempt(database(env.DB), caller, attemptId);
+async function evaluatedAttempt(db: SessionContext["db"], caller: Caller, attemptId: string) {
+  const { attempt, audience } = await visibleAttempt(db, caller, attemptId);
   if (audience === "candidate") {
     throw HttpError.forbidden(`The evaluation of attempt ${attemptId} is for its organization's staff, not its candidate`);
   }
@@ -140,9 +134,9 @@ export class GetTimeline extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await evaluatedAttempt(env, caller, params.attempt_id);
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
     const cursor = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
     return { attempt_id: attempt.id, ...(await timelinePage(env, attempt.id, cursor, query.limit)) };
   }
@@ -186,9 +180,9 @@ export class GetSubmissionDiff extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await evaluatedAttempt(env, caller, params.attempt_id);
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
     return { attempt_id: attempt.id, ...unwrap(await submissionDiff(env, attempt.id)) };
   }
 }
@@ -218,9 +212,9 @@ export class GetScoreEvidence extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await evaluatedAttempt(env, caller, params.attempt_id);
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
     return unwrap(await scoreEvidence(env, attempt));
   }
 }
@@ -253,17 +247,12 @@ export class ListSaves extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await evaluatedAttempt(env, caller, params.attempt_id);
-    const object = attemptObject(env, attempt.id);
-    const size = object.saveHistorySize();
-    const page = await paginate(
-      query,
-      async () => (await size).entries,
-      (limit, offset) => object.saveHistory(limit, offset),
-    );
-    const { entries, dropped } = await size;
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
+    const history = saveHistory(env, attempt.id);
+    const page = await paginate(query, history.count, history.page);
+    const { entries, dropped } = await history.size;
     return { ...page, history: { entries, dropped_entries: dropped } };
   }
 }
@@ -287,25 +276,10 @@ export class GetSavedFile extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await evaluatedAttempt(env, caller, params.attempt_id);
-    const file = await attemptObject(env, attempt.id).savedFile(params.save, query.path);
-    if (!file.found) {
-      throw HttpError.notFound(
-        file.why === "no_such_save"
-          ? `Attempt ${attempt.id} has no save ${params.save}`
-          : `${query.path} was not changed up to save ${params.save} of attempt ${attempt.id}, or its changes are older than the history keeps`,
-      );
-    }
-    const { entry, content } = file;
-    if (entry.content_kept === false) {
-      throw HttpError.gone(
-        `The content of ${query.path} as of save ${params.save} (entry ${entry.seq}) is no longer kept: the save history keeps ` +
-          `${SAVE_HISTORY_LIMITS.contentBytes} bytes of contents per attempt (docs/limits.md)`,
-      );
-    }
-    return { ...entry, content_b64: content === null ? null : bytesToBase64(new Uint8Array(content)) };
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
+    return unwrap(await savedFile(env, attempt.id, params.save, query.path));
   }
 }
 

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { hashIdeToken, IDE_SESSION_LIMITS, IDE_TOKEN_PATTERN, ideSessionLink, newIdeToken } from "../domain/ide-sessions";
-import { attemptObject } from "../durable/attempt/object";
+import { IDE_SESSION_LIMITS, IDE_TOKEN_PATTERN } from "../domain/ide-sessions";
+import { openIdeSession, revokeIdeSession } from "../flows/ide-sessions";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, json } from "../http/errors";
 import { unwrap } from "../http/outcome";
@@ -50,17 +49,11 @@ export class CreateIdeSession extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await ownAttempt(database(env.DB), caller, params.attempt_id);
-    const token = newIdeToken();
-    const expiresAt = new Date(Date.now() + body.expires_in_hours * 3_600_000).toISOString();
-    const opened = unwrap(await attemptObject(env, attempt.id).openIdeSession(await hashIdeToken(token), expiresAt));
-    return json(
-      { attempt_id: attempt.id, session_token: token, session_link: ideSessionLink(attempt.id, token), ...opened },
-      201,
-      { "Cache-Control": "no-store" },
-    );
+    const attempt = await ownAttempt(db, caller, params.attempt_id);
+    const session = unwrap(await openIdeSession(env, attempt.id, body.expires_in_hours));
+    return json({ attempt_id: attempt.id, ...session }, 201, { "Cache-Control": "no-store" });
   }
 }
 
@@ -76,10 +69,10 @@ export class RevokeIdeSession extends SessionEndpoint {
     responses: { "204": { description: "Revoked" }, "404": attemptNotFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    await ownAttempt(database(env.DB), caller, params.attempt_id);
-    await attemptObject(env, params.attempt_id).revokeIdeSession(await hashIdeToken(params.token));
+    await ownAttempt(db, caller, params.attempt_id);
+    await revokeIdeSession(env, params.attempt_id, params.token);
     return new Response(null, { status: 204 });
   }
 }

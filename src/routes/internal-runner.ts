@@ -1,16 +1,16 @@
 import { z } from "zod";
-import { RunnerCallbackSchema } from "../domain/runner-callback";
+import { callbackSchema } from "../../protocol/callback";
+import { leasesAnswerSchema, leasesSchema } from "../../protocol/leases";
 import { RUNNER_JOB_STATUSES } from "../domain/runner-jobs";
 import type { OpenAPIRouteSchema } from "chanfana";
 import { EXECUTION_ID_PATTERN } from "../domain/executions";
-import { executionObject, SOCKET_HEADERS } from "../durable/execution/object";
+import { joinExecutionAsRunner, reportRunnerResult, runnerDialInNonce, runnerHeartbeat } from "../flows/runner";
 import { bearerToken } from "../http/auth";
 import { jsonContent, jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { RunnerSignedEndpoint } from "../http/runner-endpoint";
 import { requireUpgrade, socketAnswer } from "../http/sockets";
-import { recordRunnerResult, renewRunnerLeases } from "../services/runner/jobs";
-import { checkExecutionConnectToken } from "../services/runner/signing";
 import type { RouteTable } from "./table";
 
 const RecordedSchema = z
@@ -29,7 +29,7 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
       "Called only by the sandbox runner, signed with the shared secret (`X-Assay-Timestamp`, " +
       "`X-Assay-Signature: v1=<hex HMAC-SHA256 of \"<timestamp>.<raw body>\">`, docs/runner-protocol.md). " +
       "Idempotent: a repeated or late report for a finished job changes nothing and is answered 200.",
-    request: { body: jsonContent(RunnerCallbackSchema) },
+    request: { body: jsonContent(callbackSchema) },
     responses: {
       "200": jsonResponse("Recorded now, or already final before", RecordedSchema),
       "401": jsonResponse("Missing, bad or stale signature; nothing was recorded", ErrorSchema),
@@ -40,30 +40,10 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
 
   async run({ env }: RouteContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const outcome = await recordRunnerResult(env, body);
-    if ("refused" in outcome) {
-      throw outcome.refused === "unknown_job" ? HttpError.notFound(outcome.detail) : HttpError.conflict(outcome.detail);
-    }
-    return { job_id: body.job_id, status: outcome.status, recorded: outcome.recorded };
+    const { status, recorded } = unwrap(await reportRunnerResult(env, body));
+    return { job_id: body.job_id, status, recorded };
   }
 }
-
-const JobIds = z.array(z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, "not a job id")).max(1000);
-
-const LeasesBodySchema = z
-  .object({
-    runner_id: z.string().min(1).max(128).describe("The runner instance, as it answered `POST /jobs` with it"),
-    held: JobIds.describe("Jobs the runner still has, queued, running or reporting: their leases are renewed"),
-    released: JobIds.default([]).describe("Jobs it hands back unfinished (it is draining): offered to another runner at once"),
-  })
-  .meta({ id: "RunnerLeases" });
-
-const LeasesAnswerSchema = z
-  .object({
-    renewed: z.array(z.string()).describe("Held jobs whose leases now run until the next heartbeat is due, and a little more"),
-    lost: z.array(z.string()).describe("Held jobs that are no longer this runner's (finished, given up, or requeued): stop them"),
-  })
-  .meta({ id: "RunnerLeasesRenewed" });
 
 export class PostRunnerLeases extends RunnerSignedEndpoint {
   schema = {
@@ -73,16 +53,16 @@ export class PostRunnerLeases extends RunnerSignedEndpoint {
       "Called only by sandbox runners, signed like the callback (docs/runner-protocol.md, \"Leases\"). Renews the " +
       "leases of the jobs the runner still holds, hands back the ones it lists as released, and requeues every job " +
       "whose lease ran out, so a job on a runner that stopped is offered to another.",
-    request: { body: jsonContent(LeasesBodySchema) },
+    request: { body: jsonContent(leasesSchema) },
     responses: {
-      "200": jsonResponse("Leases renewed", LeasesAnswerSchema),
+      "200": jsonResponse("Leases renewed", leasesAnswerSchema),
       "401": jsonResponse("Missing, bad or stale signature; nothing changed", ErrorSchema),
     },
   };
 
   async run({ env }: RouteContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    return renewRunnerLeases(env, body.runner_id, body.held, body.released);
+    return runnerHeartbeat(env, body.runner_id, body.held, body.released);
   }
 }
 
@@ -116,11 +96,9 @@ export class RunnerExecutionSocket extends PublicEndpoint {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const token = bearerToken(request);
     if (!token) throw HttpError.unauthorized("The runner dials in with 'Authorization: Bearer <connect token>'");
-    const checked = await checkExecutionConnectToken(env.RUNNER_SECRET, params.execution_id, token);
-    if (!checked.ok) throw HttpError.unauthorized(`The connect token was refused: ${checked.reason}`);
+    const nonce = unwrap(await runnerDialInNonce(env, params.execution_id, token));
     requireUpgrade(request);
-    const headers = { Upgrade: "websocket", [SOCKET_HEADERS.nonce]: checked.nonce };
-    return socketAnswer(await executionObject(env, params.execution_id).fetch("https://execution/runner", { headers }));
+    return socketAnswer(await joinExecutionAsRunner(env, params.execution_id, nonce));
   }
 }
 

@@ -1,43 +1,29 @@
 import { z } from "zod";
-import { database, type Database } from "../db/client";
 import {
-  acceptInvitation,
-  countInvitations,
-  findInvitation,
-  findInvitationByTokenHash,
-  findOpenInvitation,
-  insertInvitation,
-  listInvitations,
-  organizationPlan,
-  reissueInvitation,
-  revokeInvitation,
-  type InvitationDetails,
-} from "../db/invitations";
-
-import {
-  acceptanceRefusal,
-  candidateLimitMessage,
   DEFAULT_EXPIRY_HOURS,
   DELIVERY_STATUSES,
-  expiryFrom,
-  hashInviteToken,
   INVITATION_STATUSES,
   invitationStatus,
   MAX_EXPIRY_HOURS,
-  newInvitationId,
-  newInviteToken,
   normalizeEmail,
 } from "../domain/invitations";
 import { ROLES } from "../domain/roles";
+import {
+  acceptInvitation,
+  invitation,
+  invitationListing,
+  inviteCandidate,
+  resendInvitation,
+  revokeInvitation,
+  type InvitationDetails,
+} from "../flows/invitations";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleTask } from "../http/visibility";
-import { queueInvitationEmail } from "../flows/invitation-mail";
 import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
-import { notificationsFor } from "../domain/notifications";
-import { notify } from "../durable/notification/send";
 
 const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
 const InviteIdParam = z.object({ invite_id: Id });
@@ -109,23 +95,11 @@ const errors = {
   "409": jsonResponse("The invitation's state does not allow this", ErrorSchema),
 };
 
-async function currentInvitation(db: Database, id: string): Promise<InvitationDetails> {
-  const inv = await findInvitation(db, id);
-  if (!inv) throw HttpError.notFound(`Invitation ${id} not found`);
-  return inv;
-}
-
 /** An invitation for a change by its organization's staff (interviewer or higher there). */
 async function invitationForStaff({ env, caller }: SessionContext, id: string): Promise<InvitationDetails> {
-  const inv = await currentInvitation(database(env.DB), id);
+  const inv = unwrap(await invitation(env, id));
   await caller.requireMember(inv.organizationId, "interviewer");
   return inv;
-}
-
-async function planLimitError(db: Database, organizationId: string): Promise<HttpError> {
-  const plan = await organizationPlan(db, organizationId);
-  if (plan?.candidateLimit == null) throw new Error(`an invitation of ${organizationId} was refused without a candidate limit`);
-  return HttpError.forbidden(candidateLimitMessage({ ...plan, candidateLimit: plan.candidateLimit }));
 }
 
 export class CreateInvitation extends SessionEndpoint {
@@ -162,50 +136,12 @@ export class CreateInvitation extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { task } = await visibleTask(db, caller, body.task_id);
     await caller.requireMember(task.organizationId, "interviewer");
-    if (task.archivedAt) throw HttpError.conflict(`Task ${task.id} is archived; it takes no new invitations`);
-    if (task.status !== "READY") {
-      throw HttpError.conflict(`Task ${task.id} is ${task.status}; candidates can be invited once it is READY`);
-    }
-    const plan = await organizationPlan(db, task.organizationId);
-    if (!plan) throw new Error(`task ${task.id} has no organization`);
-
-    const now = new Date();
-    const id = newInvitationId();
-    const token = newInviteToken();
-    const emailNormalized = normalizeEmail(body.email);
-    const stored = await insertInvitation(
-      db,
-      {
-        id,
-        organizationId: task.organizationId,
-        taskId: task.id,
-        email: body.email,
-        emailNormalized,
-        invitedBy: caller.user.id,
-        tokenHash: await hashInviteToken(token),
-        validHours: body.expires_in_hours,
-        expiresAt: expiryFrom(now, body.expires_in_hours),
-      },
-      plan.candidateLimit,
-      now.toISOString(),
-    );
-    if (!stored) {
-      const open = await findOpenInvitation(db, task.id, emailNormalized);
-      if (open && invitationStatus(open, now) === "unused") {
-        throw HttpError.conflict(
-          `${body.email} already has an open invitation to task ${task.id} (${open.id}, expires ${open.expiresAt}); ` +
-            `resend it (POST /api/v1/invites/${open.id}/resend) or revoke it first`,
-        );
-      }
-      throw await planLimitError(db, task.organizationId);
-    }
-    await queueInvitationEmail(env, id, token);
-    return json(invitationView(await currentInvitation(db, id), now), 201, { Location: `/api/v1/invites/${id}` });
+    const inv = unwrap(await inviteCandidate(env, task, { email: body.email, expiresInHours: body.expires_in_hours, invitedBy: caller.user.id }));
+    return json(invitationView(inv, new Date()), 201, { Location: `/api/v1/invites/${inv.id}` });
   }
 }
 
@@ -237,19 +173,19 @@ export class ListInvitations extends SessionEndpoint {
       ]);
     }
     await caller.requireMember(organizationId, "interviewer");
-    const db = database(env.DB);
     const now = new Date();
-    const filter = {
-      organizationId,
-      status: query.status,
-      taskId: query.task_id,
-      emailNormalized: query.email === undefined ? undefined : normalizeEmail(query.email),
-    };
-    return paginate(
-      query,
-      () => countInvitations(db, filter, now.toISOString()),
-      async (limit, offset) =>
-        (await listInvitations(db, filter, now.toISOString(), limit, offset)).map((inv) => invitationView(inv, now)),
+    const invitations = invitationListing(
+      env,
+      {
+        organizationId,
+        status: query.status,
+        taskId: query.task_id,
+        emailNormalized: query.email === undefined ? undefined : normalizeEmail(query.email),
+      },
+      now,
+    );
+    return paginate(query, invitations.count, async (limit, offset) =>
+      (await invitations.page(limit, offset)).map((inv) => invitationView(inv, now)),
     );
   }
 }
@@ -285,35 +221,7 @@ export class ResendInvitation extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const inv = await invitationForStaff(ctx, params.invite_id);
-    const db = database(ctx.env.DB);
-    const now = new Date();
-    refuseResend(inv, now);
-    const plan = await organizationPlan(db, inv.organizationId);
-    const token = newInviteToken();
-    const reissued = await reissueInvitation(
-      db,
-      inv,
-      await hashInviteToken(token),
-      expiryFrom(now, inv.validHours),
-      plan?.candidateLimit ?? null,
-      now.toISOString(),
-    );
-    if (!reissued) {
-      refuseResend(await currentInvitation(db, inv.id), now);
-      throw await planLimitError(db, inv.organizationId);
-    }
-    await queueInvitationEmail(ctx.env, inv.id, token);
-    return invitationView(await currentInvitation(db, inv.id), now);
-  }
-}
-
-function refuseResend(inv: InvitationDetails, now: Date): void {
-  const status = invitationStatus(inv, now);
-  if (status === "used" || status === "revoked") {
-    throw HttpError.conflict(`Invitation ${inv.id} is ${status}; only an unused invitation can be resent`);
-  }
-  if (inv.supersededBy) {
-    throw HttpError.conflict(`Invitation ${inv.id} was superseded by invitation ${inv.supersededBy}; resend that one`);
+    return invitationView(unwrap(await resendInvitation(ctx.env, inv)), new Date());
   }
 }
 
@@ -330,13 +238,7 @@ export class RevokeInvitation extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const inv = await invitationForStaff(ctx, params.invite_id);
-    const db = database(ctx.env.DB);
-    const now = new Date();
-    if (!(await revokeInvitation(db, inv.id, ctx.caller.user.id, now.toISOString()))) {
-      const current = await currentInvitation(db, inv.id);
-      if (current.usedAt) throw HttpError.conflict(`Invitation ${inv.id} has been used; it can no longer be revoked`);
-    }
-    return invitationView(await currentInvitation(db, inv.id), now);
+    return invitationView(unwrap(await revokeInvitation(ctx.env, inv, ctx.caller.user.id)), new Date());
   }
 }
 
@@ -365,33 +267,9 @@ export class AcceptInvitation extends SessionEndpoint {
 
   async run({ env, exec, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    const tokenHash = await hashInviteToken(body.token);
-    const inv = await findInvitationByTokenHash(db, tokenHash);
-    if (!inv) {
-      throw HttpError.notFound("No invitation has this token; if the invitation was resent, use the link of the newest e-mail");
-    }
-    if (!caller.emailVerified) {
-      throw HttpError.forbidden(
-        "Your e-mail address is not verified: your session token does not say email_verified: true. " +
-          "Verify the address with your sign-in provider, sign in again, then accept",
-      );
-    }
-    if (normalizeEmail(caller.user.email) !== inv.emailNormalized) {
-      throw HttpError.forbidden(
-        `This invitation was sent to another e-mail address than yours (${caller.user.email}); ` +
-          "sign in with the address the invitation was sent to",
-      );
-    }
-    const now = new Date();
-    refuseAcceptance(inv, now);
-    if (!(await acceptInvitation(db, inv.id, tokenHash, caller.user.id, now.toISOString()))) {
-      refuseAcceptance(await currentInvitation(db, inv.id), now);
-      throw HttpError.conflict("This invitation could not be accepted; it changed meanwhile");
-    }
-    const accepted = await currentInvitation(db, inv.id);
-    const payload = { invitation_id: accepted.id, task_id: accepted.taskId, organization_id: accepted.organizationId, candidate_id: caller.user.id };
-    exec.waitUntil(notify(env, notificationsFor([accepted.invitedBy], "invitation.accepted", payload, accepted.id)));
+    const accepted = unwrap(
+      await acceptInvitation(env, exec, body.token, { userId: caller.user.id, email: caller.user.email, emailVerified: caller.emailVerified }),
+    );
     return {
       invite_id: accepted.id,
       organization_id: accepted.organizationId,
@@ -399,16 +277,10 @@ export class AcceptInvitation extends SessionEndpoint {
       task_id: accepted.taskId,
       task_title: accepted.taskTitle,
       status: "used" as const,
-      used_at: accepted.usedAt ?? now.toISOString(),
+      used_at: accepted.usedAt,
       role: caller.roleIn(accepted.organizationId, "invitation") ?? "candidate",
     };
   }
-}
-
-function refuseAcceptance(inv: InvitationDetails, now: Date): void {
-  const refusal = acceptanceRefusal(invitationStatus(inv, now));
-  if (!refusal) return;
-  throw refusal.kind === "used" ? HttpError.conflict(refusal.detail) : HttpError.gone(refusal.detail);
 }
 
 export const invitationRoutes: RouteTable = [

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { membershipsOf } from "../db/accounts";
-import { database } from "../db/client";
 import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
+import { membershipsOf } from "../flows/me";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import type { RouteTable } from "./table";
 
@@ -40,7 +39,7 @@ export class GetMe extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { user } = caller;
-    const memberships = (await membershipsOf(database(env.DB), user.id)).map((m) => ({
+    const memberships = (await membershipsOf(env, user.id)).map((m) => ({
       ...m,
       effective_role: caller.roleIn(m.organization_id, m.source),
     }));

@@ -1,21 +1,20 @@
 import type { IRequest } from "itty-router";
 import { z } from "zod";
+import { NOTIFICATION_LIMITS, NOTIFICATION_PAYLOADS, NOTIFICATION_TYPES, USER_ID_PATTERN, type NotificationType } from "../domain/notifications";
 import {
-  NOTIFICATION_LIMITS,
-  NOTIFICATION_PAYLOADS,
-  NOTIFICATION_TYPES,
-  notificationsFor,
-  USER_ID_PATTERN,
-  type NotificationType,
-} from "../domain/notifications";
-import { NOTIFICATION_SOCKET_HEADERS, notificationObject } from "../durable/notification/object";
+  markAllNotificationsRead,
+  markNotificationRead,
+  notificationList,
+  openNotificationSocket,
+  sendTestNotification,
+} from "../flows/notifications";
 import { jsonContent, jsonResponse, SessionEndpoint, SocketEndpoint, type SessionContext, type SocketContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { socketAnswer, socketUrl } from "../http/sockets";
 import { mintWsTicket } from "../http/ws-tickets";
 import { requestState } from "../http/request-state";
-import { notify } from "../durable/notification/send";
 import type { RouteTable } from "./table";
 
 const notificationOf = <T extends NotificationType>(type: T) =>
@@ -63,12 +62,8 @@ export class ListNotifications extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
-    const object = notificationObject(env, caller.user.id);
-    return paginate(
-      query,
-      () => object.count(caller.user.id, query.unread_only),
-      (limit, offset) => object.page(caller.user.id, query.unread_only, limit, offset),
-    );
+    const notifications = notificationList(env, caller.user.id, query.unread_only);
+    return paginate(query, notifications.count, notifications.page);
   }
 }
 
@@ -84,11 +79,7 @@ export class MarkNotificationRead extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const object = notificationObject(env, caller.user.id);
-    await object.markRead(caller.user.id, { ids: [params.notification_id] });
-    const found = await object.find(caller.user.id, params.notification_id);
-    if (!found) throw HttpError.notFound(`Notification ${params.notification_id} not found`);
-    return found;
+    return unwrap(await markNotificationRead(env, caller.user.id, params.notification_id));
   }
 }
 
@@ -114,7 +105,7 @@ export class MarkAllNotificationsRead extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    return notificationObject(env, caller.user.id).markRead(caller.user.id, { upToId: body.up_to_id ?? null });
+    return markAllNotificationsRead(env, caller.user.id, body.up_to_id ?? null);
   }
 }
 
@@ -131,8 +122,7 @@ export class SendTestNotification extends SessionEndpoint {
 
   async run({ request, env, caller }: SessionContext) {
     const { requestId } = requestState(request);
-    // A client may send the same X-Request-Id twice; each call is still a notification of its own.
-    await notify(env, notificationsFor([caller.user.id], "notification.test", { request_id: requestId }, crypto.randomUUID()));
+    await sendTestNotification(env, caller.user.id, requestId);
     return json({ request_id: requestId }, 202);
   }
 }
@@ -196,10 +186,7 @@ export class WatchNotifications extends SocketEndpoint {
   async run({ env, credential }: SocketContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     if (credential.viewer.userId !== params.user_id) throw HttpError.forbidden("These are another user's notifications");
-    const headers = new Headers({ Upgrade: "websocket", [NOTIFICATION_SOCKET_HEADERS.user]: params.user_id });
-    if (credential.ticket) headers.set(NOTIFICATION_SOCKET_HEADERS.ticket, `${credential.ticket.id}:${credential.ticket.expiresMs}`);
-    const after = query.after_id === undefined ? "" : `?after_id=${query.after_id}`;
-    return socketAnswer(await notificationObject(env, params.user_id).fetch(`https://notifications/socket${after}`, { headers }));
+    return socketAnswer(await openNotificationSocket(env, params.user_id, credential.ticket, query.after_id));
   }
 }
 

@@ -1,10 +1,9 @@
 import { z } from "zod";
-import { database, type Database } from "../db/client";
-import { countMembers, findOrganization, memberFilter, memberPage, renameOrganization } from "../db/organizations";
 import { BILLING_STATUSES } from "../domain/billing";
 import { MEMBERSHIP_SOURCES, ROLES } from "../domain/roles";
+import { memberListing, organization, renameOrganization, type OrganizationWithPlan } from "../flows/organizations";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { HttpError } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
@@ -49,10 +48,7 @@ const MemberSchema = z
   })
   .meta({ id: "Member" });
 
-async function loadOrganization(db: Database, orgId: string) {
-  const row = await findOrganization(db, orgId);
-  if (!row) throw HttpError.notFound(`Organization ${orgId} not found`);
-  const { org, plan } = row;
+function organizationView({ org, plan }: OrganizationWithPlan): z.infer<typeof OrganizationSchema> {
   return {
     id: org.id,
     name: org.name,
@@ -79,7 +75,7 @@ export class GetOrganization extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id);
-    return loadOrganization(database(env.DB), params.org_id);
+    return organizationView(unwrap(await organization(env, params.org_id)));
   }
 }
 
@@ -98,9 +94,7 @@ export class PatchOrganization extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     await ctx.caller.requireMember(params.org_id, "orgadmin");
-    const db = database(ctx.env.DB);
-    await renameOrganization(db, params.org_id, body.name);
-    return loadOrganization(db, params.org_id);
+    return organizationView(unwrap(await renameOrganization(ctx.env, params.org_id, body.name)));
   }
 }
 
@@ -121,19 +115,15 @@ export class ListMembers extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(params.org_id, "interviewer");
-    const db = database(env.DB);
-    const where = memberFilter(params.org_id, query.role);
-    return paginate(
-      query,
-      () => countMembers(db, where),
-      async (limit, offset) =>
-        (await memberPage(db, where, limit, offset)).map(({ membership, user }) => ({
-          user_id: user.id,
-          email: user.email,
-          role: membership.role,
-          source: membership.source,
-          joined_at: membership.createdAt,
-        })),
+    const members = memberListing(env, params.org_id, query.role);
+    return paginate(query, members.count, async (limit, offset) =>
+      (await members.page(limit, offset)).map(({ membership, user }) => ({
+        user_id: user.id,
+        email: user.email,
+        role: membership.role,
+        source: membership.source,
+        joined_at: membership.createdAt,
+      })),
     );
   }
 }

@@ -1,10 +1,8 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { deleteRepohostToken, listRepohostTokens, saveRepohostToken, type RepohostTokenRow } from "../db/repohost-tokens";
+import { removeRepohostToken, repohostTokens, storeRepohostToken, type RepohostTokenRow } from "../flows/repohost";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { ErrorSchema, HttpError, json } from "../http/errors";
-import { sealToken } from "../services/secrets/token-box";
-import { configuredHostNames, tokenOwner } from "../services/repohost/hosts";
+import { ErrorSchema, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { OrgIdParam } from "./params";
 import type { RouteTable } from "./table";
 
@@ -49,18 +47,9 @@ export class StoreRepoHostToken extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(body.organization_id, "interviewer");
-    const hosts = configuredHostNames(env);
-    if (!hosts.includes(body.host)) {
-      throw HttpError.invalid([{ loc: ["body", "host"], msg: `not a repo host this service reads; one of: ${hosts.join(", ")}`, type: "invalid_value" }]);
-    }
-    const sealed = await sealToken(env.TOKEN_ENCRYPTION_KEY, body.token, tokenOwner(body.organization_id, body.host));
-    const row = await saveRepohostToken(database(env.DB), {
-      organizationId: body.organization_id,
-      host: body.host,
-      sealed,
-      last4: body.token.slice(-4),
-      createdBy: caller.user.id,
-    });
+    const row = unwrap(
+      await storeRepohostToken(env, { organizationId: body.organization_id, host: body.host, token: body.token, createdBy: caller.user.id }),
+    );
     return json(storedView(row), 201);
   }
 }
@@ -80,7 +69,7 @@ export class ListRepoHostTokens extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(query.organization_id, "interviewer");
-    return { items: (await listRepohostTokens(database(env.DB), query.organization_id)).map(storedView) };
+    return { items: (await repohostTokens(env, query.organization_id)).map(storedView) };
   }
 }
 
@@ -97,9 +86,7 @@ export class DeleteRepoHostToken extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(query.organization_id, "interviewer");
-    if (!(await deleteRepohostToken(database(env.DB), query.organization_id, query.host))) {
-      throw HttpError.notFound(`No token is stored for ${query.host} in organization ${query.organization_id}`);
-    }
+    unwrap(await removeRepohostToken(env, query.organization_id, query.host));
     return new Response(null, { status: 204 });
   }
 }

@@ -1,11 +1,9 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { attemptingCandidates, attemptStanding, insertRetake } from "../db/retakes";
-import { normalizeEmail } from "../domain/invitations";
+import { grantRetake } from "../flows/retakes";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { ErrorSchema, HttpError, json } from "../http/errors";
+import { ErrorSchema, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { visibleTask } from "../http/visibility";
-import { newId } from "../lib/ids";
 import { TaskIdParam } from "./params";
 import type { RouteTable } from "./table";
 
@@ -55,59 +53,29 @@ export class GrantRetake extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { task } = await visibleTask(db, caller, params.task_id);
     await caller.requireMember(task.organizationId, "interviewer");
-    if (task.archivedAt !== null) throw HttpError.conflict(`Task ${task.id} is archived and takes no new attempts`);
-    if (task.status !== "READY") throw HttpError.conflict(`Task ${task.id} is not ready for attempts (status ${task.status})`);
-
-    // The body schema lets exactly one of the two through.
-    const who = body.candidate_id !== undefined ? { userId: body.candidate_id } : { email: normalizeEmail(body.email!) };
-    const found = await attemptingCandidates(db, task.id, who);
-    const named = body.candidate_id ?? body.email;
-    // Unknown users and users without an attempt answer alike, so this does not tell who has an account.
-    if (found.length === 0) throw HttpError.notFound(`${named} has no attempt on task ${task.id}`);
-    if (found.length > 1) throw HttpError.conflict(`Several users with the address ${named} have attempts on task ${task.id}; give candidate_id`);
-    const candidate = found[0]!;
-
-    const now = new Date().toISOString();
-    const retakeId = newId("rtk");
-    const eventId = newId("aud");
-    const stored = await insertRetake(
-      db,
-      { id: retakeId, taskId: task.id, userId: candidate.id, grantedBy: caller.user.id, reason: body.reason, createdAt: now },
-      {
-        id: eventId,
-        organizationId: task.organizationId,
-        actorId: caller.user.id,
-        action: "retake.granted",
-        targetType: "task",
-        targetId: task.id,
-        detail: { retake_id: retakeId, candidate_id: candidate.id, candidate_email: candidate.email, reason: body.reason },
-        createdAt: now,
-      },
+    const retake = unwrap(
+      await grantRetake(env, task, {
+        // The body schema lets exactly one of the two through.
+        candidate: body.candidate_id !== undefined ? { userId: body.candidate_id } : { email: body.email! },
+        reason: body.reason,
+        grantedBy: caller.user.id,
+      }),
     );
-    const standing = await attemptStanding(db, task.id, candidate.id);
-    if (!stored) {
-      throw HttpError.conflict(
-        standing.open
-          ? `${candidate.email} has attempt ${standing.open.id} open on task ${task.id}; a retake is granted after a submission`
-          : `${candidate.email} may already make another attempt on task ${task.id} (${standing.made} of ${standing.allowed} made)`,
-      );
-    }
     return json(
       {
-        retake_id: retakeId,
-        task_id: task.id,
-        candidate_id: candidate.id,
-        candidate_email: candidate.email,
-        reason: body.reason,
-        granted_by: caller.user.id,
-        created_at: now,
-        attempts_allowed: standing.allowed,
-        audit_event_id: eventId,
+        retake_id: retake.id,
+        task_id: retake.taskId,
+        candidate_id: retake.candidateId,
+        candidate_email: retake.candidateEmail,
+        reason: retake.reason,
+        granted_by: retake.grantedBy,
+        created_at: retake.createdAt,
+        attempts_allowed: retake.attemptsAllowed,
+        audit_event_id: retake.auditEventId,
       },
       201,
     );

@@ -1,16 +1,12 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { findRunnerJob } from "../db/runner-jobs";
-import { countRuns, runPage, type RunJobState } from "../db/runs";
-import { findTask } from "../db/tasks";
-import { newRunId, RUN_LIMITS, RUN_STATUSES, runStatus, runTaskOf, type RunRecord } from "../domain/runs";
-import { attemptObject } from "../durable/attempt/object";
+import { RUN_LIMITS, RUN_STATUSES, runStatus, type RunRecord } from "../domain/runs";
+import { createRun } from "../flows/runs/create";
+import { runDetail, runListing, type RunJobState } from "../flows/runs/read";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { ErrorSchema, HttpError, json } from "../http/errors";
+import { ErrorSchema, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { unwrap } from "../http/outcome";
 import { ownAttempt, visibleAttempt } from "../http/visibility";
-import { runResults } from "../flows/runs/results";
 import { AttemptIdParam, RepoPath, UrlTtl } from "./params";
 import type { RouteTable } from "./table";
 
@@ -138,20 +134,10 @@ export class CreateRun extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const attempt = await ownAttempt(db, caller, params.attempt_id);
-    const task = await findTask(db, attempt.taskId);
-    if (!task) throw new Error(`task ${attempt.taskId} of attempt ${attempt.id} is missing`);
-    const record = unwrap(
-      await attemptObject(env, attempt.id).createRun({
-        id: newRunId(),
-        changed_files: body.changed_files,
-        timeout_seconds: body.timeout_seconds,
-        task: runTaskOf(task),
-      }),
-    );
+    const record = unwrap(await createRun(env, attempt, { changed_files: body.changed_files, timeout_seconds: body.timeout_seconds }));
     return json(runView(record, null), 202, { Location: `/api/v1/attempts/${attempt.id}/runs/${record.id}` });
   }
 }
@@ -174,20 +160,15 @@ export class GetRun extends SessionEndpoint {
     responses: { "200": jsonResponse("The run", RunDetailSchema), "404": notFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
-    const stored = await attemptObject(env, attempt.id).findRun(params.run_id);
-    if (!stored) throw HttpError.notFound(`Run ${params.run_id} not found in attempt ${attempt.id}`);
-    const { record, job_id: jobId } = stored;
-    const job = jobId ? await findRunnerJob(db, jobId) : undefined;
-    const view = runView(record, job ? { status: job.status, dispatchedAt: job.dispatchedAt } : null);
-    let detail: z.infer<typeof RunDetailSchema> = { ...view, tests: [], artifact_urls: null, artifact_urls_expire_at: null };
+    const { record, job, results } = unwrap(await runDetail(env, attempt.id, params.run_id, query.url_ttl_seconds));
+    let detail: z.infer<typeof RunDetailSchema> = { ...runView(record, job), tests: [], artifact_urls: null, artifact_urls_expire_at: null };
     if (record.status !== "queued") {
       detail = { ...detail, artifact_urls: { junit: null, logs: null } };
-      if (jobId && record.result) {
-        const { tests, artifacts } = await runResults(env, jobId, record.result, query.url_ttl_seconds);
+      if (results) {
+        const { tests, artifacts } = results;
         detail = { ...detail, tests, artifact_urls: artifacts.urls, artifact_urls_expire_at: artifacts.expires_at };
       }
     }
@@ -208,15 +189,11 @@ export class ListRuns extends SessionEndpoint {
     responses: { "200": jsonResponse("A page of runs", pageEnvelope(RunSchema)), "404": notFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
-    return paginate(
-      query,
-      () => countRuns(db, attempt.id),
-      async (limit, offset) => (await runPage(db, attempt.id, limit, offset)).map((r) => runView(r.record, r.job)),
-    );
+    const runs = runListing(env, attempt.id);
+    return paginate(query, runs.count, async (limit, offset) => (await runs.page(limit, offset)).map((r) => runView(r.record, r.job)));
   }
 }
 

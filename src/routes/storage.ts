@@ -1,9 +1,11 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import { z } from "zod";
 import { attachmentDisposition, MAX_STORAGE_KEY_LENGTH, storageKeyProblem } from "../domain/storage-keys";
+import { storedObject, storeObject } from "../flows/storage";
 import { jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
-import { storageUrlProblem, type SignedUrlParams } from "../services/storage/worker-signer";
+import { unwrap } from "../http/outcome";
+import { requireSignedUrl } from "../http/signed-urls";
 import type { RouteTable } from "./table";
 
 // Percent-encoding at most triples a key's length.
@@ -32,12 +34,6 @@ const signature = {
 };
 
 const forbidden = { description: "Bad signature, or the URL expired", content: { "application/json": { schema: ErrorSchema } } };
-
-/** 403 unless the URL is one the Worker signed and it has not expired. */
-async function verifySignature(secret: string, url: SignedUrlParams, sig: string): Promise<void> {
-  const problem = await storageUrlProblem(secret, url, sig);
-  if (problem) throw HttpError.forbidden(problem);
-}
 
 const DESCRIPTION =
   "Presigned URLs issued by the service when R2 S3 credentials are not configured (see docs/api.md). " +
@@ -72,9 +68,8 @@ export class GetStoredObject extends SignedUrlEndpoint {
 
   async run({ env }: RouteContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    await verifySignature(env.URL_SIGNING_SECRET, { method: "GET", key: params.key, expires: query.expires }, query.sig);
-    const object = await env.BUCKET.get(params.key);
-    if (!object) throw HttpError.notFound(`No object at ${params.key}`);
+    await requireSignedUrl(env.URL_SIGNING_SECRET, { method: "GET", key: params.key, expires: query.expires }, query.sig);
+    const object = unwrap(await storedObject(env, params.key));
     const headers = new Headers({ "Content-Type": "application/octet-stream", "Cache-Control": "private, no-store" });
     object.writeHttpMetadata(headers);
     headers.set("ETag", object.httpEtag);
@@ -110,7 +105,7 @@ export class PutStoredObject extends SignedUrlEndpoint {
 
   async run({ request, env }: RouteContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
-    await verifySignature(
+    await requireSignedUrl(
       env.URL_SIGNING_SECRET,
       { method: "PUT", key: params.key, expires: query.expires, maxBytes: query.max },
       query.sig,
@@ -119,14 +114,14 @@ export class PutStoredObject extends SignedUrlEndpoint {
     if (declared === null || !/^\d+$/.test(declared)) {
       throw new HttpError(411, "Content-Length is required: uploads are stored as they stream in");
     }
-    const size = Number(declared);
-    if (query.max !== undefined && size > query.max) {
-      throw new HttpError(413, `The upload is ${size} bytes; this URL admits at most ${query.max}`);
-    }
-    // The runtime holds a body to its Content-Length, so R2 gets a stream of known length.
-    const stored = await env.BUCKET.put(params.key, request.body ?? new Uint8Array(), {
-      httpMetadata: { contentType: request.headers.get("content-type") ?? "application/octet-stream" },
-    });
+    const stored = unwrap(
+      await storeObject(env, params.key, {
+        size: Number(declared),
+        body: request.body,
+        contentType: request.headers.get("content-type") ?? "application/octet-stream",
+        maxBytes: query.max,
+      }),
+    );
     return json({ key: stored.key, size: stored.size }, 200, { ETag: stored.httpEtag });
   }
 }

@@ -1,19 +1,16 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { countDrafts, draftPage, findDraft, listableDrafts, restartDraft } from "../db/task-drafts";
-import { editTask, type TaskRow } from "../db/tasks";
-import { parseIssueUrl, parsePullRequestUrl } from "../domain/pr-url";
 import { taskStatement } from "../domain/statement";
-import { DRAFT_STATUSES, draftStatus, draftStatusFilter, pairRefusal, revalidateRefusal } from "../domain/task-drafts";
+import { DRAFT_STATUSES, draftStatus } from "../domain/task-drafts";
 import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_VISIBILITIES } from "../domain/tasks";
-import { queueImport, startImport } from "../flows/task-import/start";
+import { createDraft, draftListing, editDraft, revalidateDraft } from "../flows/task-drafts";
+import { readIssueUrl, readPullRequestUrl, type TaskRow } from "../flows/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleDraft } from "../http/visibility";
-import { enterpriseHosts } from "../services/repohost/hosts";
 import { OrgIdParam } from "./params";
-import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tags, TimeLimit } from "./task-fields";
+import { AiAssistance, StatementEdit, StatementSchema, taskFieldsEdit, Tags, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
 
 const DraftIdParam = z.object({ draft_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a draft id") });
@@ -128,14 +125,12 @@ export class CreateDraft extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(body.organization_id, "interviewer");
-    const hosts = enterpriseHosts(env);
-    const issue = parseIssueUrl(body.issue_url, hosts);
+    const issue = readIssueUrl(env, body.issue_url);
     if (!issue.ok) throw HttpError.badRequest(issue.reason);
-    const pull = parsePullRequestUrl(body.pr_url, hosts);
+    const pull = readPullRequestUrl(env, body.pr_url);
     if (!pull.ok) throw HttpError.badRequest(pull.reason);
-    const mismatch = pairRefusal(issue.value, pull.value);
-    if (mismatch) throw HttpError.invalid([{ loc: ["body", "issue_url"], msg: mismatch, type: "value_error.repository_mismatch" }]);
-    const draft = await startImport(env, {
+    const draft = unwrap(
+      await createDraft(env, {
       pull: pull.value,
       issue: issue.value,
       organizationId: body.organization_id,
@@ -144,7 +139,8 @@ export class CreateDraft extends SessionEndpoint {
       timeLimitMinutes: body.time_limit_minutes,
       aiAssistance: body.ai_assistance,
       createdBy: caller.user.id,
-    });
+      }),
+    );
     return json(draftView(draft), 202, { Location: `/api/v1/task-drafts/${draft.id}` });
   }
 }
@@ -166,16 +162,8 @@ export class ListDrafts extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    const where = listableDrafts(caller.viewer, {
-      organizationId: query.organization_id,
-      ...(query.status && draftStatusFilter(query.status)),
-    });
-    return paginate(
-      query,
-      () => countDrafts(db, where),
-      async (limit, offset) => (await draftPage(db, where, limit, offset)).map(draftView),
-    );
+    const drafts = draftListing(env, caller.viewer, { organizationId: query.organization_id, status: query.status });
+    return paginate(query, drafts.count, async (limit, offset) => (await drafts.page(limit, offset)).map(draftView));
   }
 }
 
@@ -188,9 +176,9 @@ export class GetDraft extends SessionEndpoint {
     responses: { "200": jsonResponse("The draft", DraftSchema), "404": draftNotFound },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    return draftView(await visibleDraft(database(env.DB), caller, params.draft_id));
+    return draftView(await visibleDraft(db, caller, params.draft_id));
   }
 }
 
@@ -221,23 +209,10 @@ export class PatchDraft extends SessionEndpoint {
     responses: { "200": jsonResponse("The draft", DraftSchema), "404": draftNotFound, "409": jsonResponse("Already published", ErrorSchema) },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const draft = await visibleDraft(database(env.DB), caller, params.draft_id);
-    if (draft.publishedAt !== null) {
-      throw HttpError.conflict(`Draft ${draft.id} is published; edit task ${draft.id} with PATCH /api/v1/tasks/${draft.id} instead`);
-    }
-    const updated = await editTask(database(env.DB), draft.id, {
-      ...statementEdit(body.statement),
-      ...(body.title !== undefined && { title: body.title }),
-      ...(body.description !== undefined && { description: body.description }),
-      ...(body.tags !== undefined && { tags: body.tags }),
-      ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
-      ...(body.visibility !== undefined && { visibility: body.visibility }),
-      ...(body.ai_assistance !== undefined && { aiAssistance: body.ai_assistance }),
-    });
-    if (!updated) throw HttpError.notFound(`Draft ${draft.id} not found`);
-    return draftView(updated);
+    const draft = await visibleDraft(db, caller, params.draft_id);
+    return draftView(unwrap(await editDraft(env, draft, taskFieldsEdit(body))));
   }
 }
 
@@ -257,18 +232,10 @@ export class ValidateDraft extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const draft = await visibleDraft(database(env.DB), caller, params.draft_id);
-    const refusal = revalidateRefusal(draft.id, draft);
-    if (refusal) throw HttpError.conflict(refusal);
-    const restarted = await restartDraft(database(env.DB), draft.id, new Date().toISOString());
-    if (!restarted) {
-      // Lost to a concurrent validate or publish: the state it left is the answer.
-      const now = await findDraft(database(env.DB), draft.id);
-      throw HttpError.conflict((now && revalidateRefusal(draft.id, now)) ?? `Draft ${draft.id} changed; try again`);
-    }
-    await queueImport(env, restarted.id, "validate the draft again");
+    const draft = await visibleDraft(db, caller, params.draft_id);
+    const restarted = unwrap(await revalidateDraft(env, draft));
     return json(draftView(restarted), 202, { Location: `/api/v1/task-drafts/${restarted.id}` });
   }
 }

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { TEST_FRAMEWORKS } from "../domain/runner-jobs";
-import { STATEMENT_LIMITS } from "../domain/statement";
-import type { TaskEdit } from "../db/tasks";
+import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
+import { TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
+import { NO_SETTINGS } from "../domain/task-settings";
+import type { TaskFieldsEdit, TaskRow } from "../flows/tasks";
 import { RepoPath } from "./params";
 
-/** Fields that tasks and drafts share, in request and response bodies. */
+/** Fields that tasks, drafts and templates share, in request and response bodies, and the task itself. */
 
 export const Tag = z.string().trim().min(1).max(50).regex(/^[^\s,][^,]*$/, "a tag has no commas and does not start with a space");
 export const Tags = z
@@ -35,11 +37,24 @@ export const StatementEdit = z
   .optional()
   .describe("Each part given replaces the default made from the issue or pull request; null returns both parts to the default");
 
-export function statementEdit(edit: z.infer<typeof StatementEdit>): TaskEdit {
+/** The fields a PATCH of a task or a draft names, as the edit the flows apply. */
+export function taskFieldsEdit(body: {
+  statement?: z.infer<typeof StatementEdit>;
+  title?: string;
+  description?: string;
+  tags?: string[];
+  time_limit_minutes?: number | null;
+  visibility?: (typeof TASK_VISIBILITIES)[number];
+  ai_assistance?: boolean;
+}): TaskFieldsEdit {
   return {
-    ...(edit === null && { statementTitle: null, statementBody: null }),
-    ...(edit?.title !== undefined && { statementTitle: edit.title }),
-    ...(edit?.body !== undefined && { statementBody: edit.body }),
+    statement: body.statement,
+    title: body.title,
+    description: body.description,
+    tags: body.tags,
+    timeLimitMinutes: body.time_limit_minutes,
+    visibility: body.visibility,
+    aiAssistance: body.ai_assistance,
   };
 }
 
@@ -83,3 +98,121 @@ export const TaskSettingsSchema = z
     python_version: z.string().nullable(),
   })
   .meta({ id: "TaskSettings" });
+
+export const TaskSchema = z
+  .object({
+    task_id: z.string(),
+    organization_id: z.string(),
+    visibility: z.enum(TASK_VISIBILITIES),
+    tags: z.array(z.string()),
+    statement: StatementSchema.nullable().describe(
+      "What candidates read: by default the pull request's title and body without links, commit ids, issue " +
+        "references, mentions or the repository's owner/name (docs/tasks-from-prs.md); staff may rewrite it. Null " +
+        "until the import has read the pull request",
+    ),
+    status: z.enum(TASK_STATUSES).describe("IMPORTING → PREPARING → VALIDATING → READY, or FAILED with failure_reason"),
+    language: z.string().nullable(),
+    test_framework: z.string().nullable(),
+    test_command: z.array(z.string()).nullable(),
+    time_limit_minutes: z.number().int().nullable(),
+    ai_assistance: AiAssistance,
+    created_at: z.string(),
+    updated_at: z.string(),
+    ready_at: z.string().nullable(),
+    archived_at: z.string().nullable(),
+    title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the issue's or pull request's title)"),
+    origin: z
+      .enum(TASK_ORIGINS)
+      .optional()
+      .describe("Staff only: pull_request (POST /tasks/import-pr), draft (published from POST /task-drafts) or template (POST /public/tasks)"),
+    description: z.string().optional().describe("Staff only: the organization's notes on the task"),
+    failure_reason: z.string().nullable().optional().describe("Staff only: why the task is FAILED"),
+    source: z
+      .object({
+        host: z.string(),
+        owner: z.string(),
+        repo: z.string(),
+        pr_number: z.number().int(),
+        pr_url: z.string(),
+        title: z.string().nullable().describe("The pull request's title as imported"),
+        body: z.string().nullable().describe("The pull request's body as imported"),
+        issue: z
+          .object({ url: z.string(), number: z.number().int(), title: z.string().nullable() })
+          .nullable()
+          .describe("The issue a draft was made from, whose text is the default statement; null for other tasks"),
+        base_commit: z.string().nullable(),
+        head_commit: z.string().nullable(),
+        template: z
+          .string()
+          .nullable()
+          .describe("The public template the task was copied from (GET /public/templates/{template_id}); null for other tasks"),
+      })
+      .optional()
+      .describe("Staff only: the pull request"),
+    phases: z
+      .object({ preparing_at: z.string().nullable(), validating_at: z.string().nullable() })
+      .optional()
+      .describe("Staff only: when the snapshot was stored and when the environment was ready"),
+    fail_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests the solution makes pass"),
+    pass_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests that pass before and after"),
+    test_files: z.array(z.string()).nullable().optional().describe("Staff only: the files of the hidden test patch"),
+    settings: TaskSettingsSchema.optional().describe("Staff only: what the import stated instead of detection (null fields: detected)"),
+    install_failure: z
+      .string()
+      .nullable()
+      .optional()
+      .describe("Staff only: the install step that failed while preparing the environment, and what to do; the tests were still tried"),
+  })
+  .meta({ id: "Task" });
+
+/**
+ * A task as its audience may see it. Candidates get an allow-list: the statement and how the
+ * task runs, never the pull request, the staff's own title and notes, the hidden tests or
+ * anything else that leads to the solution.
+ */
+export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">): z.infer<typeof TaskSchema> {
+  const view: z.infer<typeof TaskSchema> = {
+    task_id: task.id,
+    organization_id: task.organizationId,
+    visibility: task.visibility,
+    tags: task.tags,
+    statement: taskStatement(task),
+    status: task.status,
+    language: task.language,
+    test_framework: task.testFramework,
+    test_command: task.testCommand,
+    time_limit_minutes: task.timeLimitMinutes,
+    ai_assistance: task.aiAssistance,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+    ready_at: task.readyAt,
+    archived_at: task.archivedAt,
+  };
+  if (audience !== "staff") return view;
+  return {
+    ...view,
+    title: task.title,
+    origin: task.origin,
+    description: task.description,
+    failure_reason: task.failureReason,
+    source: {
+      host: task.sourceHost,
+      owner: task.sourceOwner,
+      repo: task.sourceRepo,
+      pr_number: task.prNumber,
+      pr_url: task.prUrl,
+      title: task.prTitle,
+      body: task.prBody,
+      issue: task.issueUrl === null || task.issueNumber === null ? null : { url: task.issueUrl, number: task.issueNumber, title: task.issueTitle },
+      base_commit: task.baseSha,
+      head_commit: task.headSha,
+      template: task.templateSlug,
+    },
+    phases: { preparing_at: task.preparingAt, validating_at: task.validatingAt },
+    fail_to_pass: task.failToPass,
+    pass_to_pass: task.passToPass,
+    test_files: task.testFiles,
+    settings: task.settings ?? NO_SETTINGS,
+    install_failure: task.installFailure,
+  };
+}

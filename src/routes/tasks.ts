@@ -1,149 +1,27 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { archiveTask, countTasks, editTask, listableTasks, taskPage, type TaskRow } from "../db/tasks";
-import { parsePullRequestUrl } from "../domain/pr-url";
-import { taskStatement } from "../domain/statement";
-import {
-  DEFAULT_AI_ASSISTANCE,
-  DEFAULT_TIME_LIMIT_MINUTES,
-  TASK_ORIGINS,
-  TASK_STATUSES,
-  TASK_VISIBILITIES,
-  retryRefusal,
-  type TaskAudience,
-} from "../domain/tasks";
+import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_VISIBILITIES } from "../domain/tasks";
+import { mergeSettings } from "../domain/task-settings";
+import { importLogs } from "../flows/task-import/logs";
+import { startImport } from "../flows/task-import/start";
+import { archiveTask, editTaskFields, publishTaskDraft, readPullRequestUrl, retryTask, taskListing, type TaskRow } from "../flows/tasks";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
 import { visibleDraft, visibleTask } from "../http/visibility";
-import { findDraft, publishDraft } from "../db/task-drafts";
-import { publishRefusal } from "../domain/task-drafts";
-import { enterpriseHosts } from "../services/repohost/hosts";
-import { importLogs } from "../flows/task-import/logs";
-import { retryImport } from "../flows/task-import/retry";
-import { startImport } from "../flows/task-import/start";
-import { mergeSettings, NO_SETTINGS } from "../domain/task-settings";
 import { OrgIdParam, TaskIdParam, UrlTtl } from "./params";
-import { AiAssistance, StatementEdit, StatementSchema, statementEdit, Tag, Tags, TaskSettingsInput, TaskSettingsSchema, TimeLimit } from "./task-fields";
+import {
+  AiAssistance,
+  StatementEdit,
+  Tag,
+  Tags,
+  TaskSchema,
+  taskFieldsEdit,
+  TaskSettingsInput,
+  taskView,
+  TimeLimit,
+} from "./task-fields";
 import type { RouteTable } from "./table";
-
-export const TaskSchema = z
-  .object({
-    task_id: z.string(),
-    organization_id: z.string(),
-    visibility: z.enum(TASK_VISIBILITIES),
-    tags: z.array(z.string()),
-    statement: StatementSchema.nullable().describe(
-      "What candidates read: by default the pull request's title and body without links, commit ids, issue " +
-        "references, mentions or the repository's owner/name (docs/tasks-from-prs.md); staff may rewrite it. Null " +
-        "until the import has read the pull request",
-    ),
-    status: z.enum(TASK_STATUSES).describe("IMPORTING → PREPARING → VALIDATING → READY, or FAILED with failure_reason"),
-    language: z.string().nullable(),
-    test_framework: z.string().nullable(),
-    test_command: z.array(z.string()).nullable(),
-    time_limit_minutes: z.number().int().nullable(),
-    ai_assistance: AiAssistance,
-    created_at: z.string(),
-    updated_at: z.string(),
-    ready_at: z.string().nullable(),
-    archived_at: z.string().nullable(),
-    title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the issue's or pull request's title)"),
-    origin: z
-      .enum(TASK_ORIGINS)
-      .optional()
-      .describe("Staff only: pull_request (POST /tasks/import-pr), draft (published from POST /task-drafts) or template (POST /public/tasks)"),
-    description: z.string().optional().describe("Staff only: the organization's notes on the task"),
-    failure_reason: z.string().nullable().optional().describe("Staff only: why the task is FAILED"),
-    source: z
-      .object({
-        host: z.string(),
-        owner: z.string(),
-        repo: z.string(),
-        pr_number: z.number().int(),
-        pr_url: z.string(),
-        title: z.string().nullable().describe("The pull request's title as imported"),
-        body: z.string().nullable().describe("The pull request's body as imported"),
-        issue: z
-          .object({ url: z.string(), number: z.number().int(), title: z.string().nullable() })
-          .nullable()
-          .describe("The issue a draft was made from, whose text is the default statement; null for other tasks"),
-        base_commit: z.string().nullable(),
-        head_commit: z.string().nullable(),
-        template: z
-          .string()
-          .nullable()
-          .describe("The public template the task was copied from (GET /public/templates/{template_id}); null for other tasks"),
-      })
-      .optional()
-      .describe("Staff only: the pull request"),
-    phases: z
-      .object({ preparing_at: z.string().nullable(), validating_at: z.string().nullable() })
-      .optional()
-      .describe("Staff only: when the snapshot was stored and when the environment was ready"),
-    fail_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests the solution makes pass"),
-    pass_to_pass: z.array(z.string()).nullable().optional().describe("Staff only: tests that pass before and after"),
-    test_files: z.array(z.string()).nullable().optional().describe("Staff only: the files of the hidden test patch"),
-    settings: TaskSettingsSchema.optional().describe("Staff only: what the import stated instead of detection (null fields: detected)"),
-    install_failure: z
-      .string()
-      .nullable()
-      .optional()
-      .describe("Staff only: the install step that failed while preparing the environment, and what to do; the tests were still tried"),
-  })
-  .meta({ id: "Task" });
-
-/**
- * A task as its audience may see it. Candidates get an allow-list: the statement and how the
- * task runs, never the pull request, the staff's own title and notes, the hidden tests or
- * anything else that leads to the solution.
- */
-export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">): z.infer<typeof TaskSchema> {
-  const view: z.infer<typeof TaskSchema> = {
-    task_id: task.id,
-    organization_id: task.organizationId,
-    visibility: task.visibility,
-    tags: task.tags,
-    statement: taskStatement(task),
-    status: task.status,
-    language: task.language,
-    test_framework: task.testFramework,
-    test_command: task.testCommand,
-    time_limit_minutes: task.timeLimitMinutes,
-    ai_assistance: task.aiAssistance,
-    created_at: task.createdAt,
-    updated_at: task.updatedAt,
-    ready_at: task.readyAt,
-    archived_at: task.archivedAt,
-  };
-  if (audience !== "staff") return view;
-  return {
-    ...view,
-    title: task.title,
-    origin: task.origin,
-    description: task.description,
-    failure_reason: task.failureReason,
-    source: {
-      host: task.sourceHost,
-      owner: task.sourceOwner,
-      repo: task.sourceRepo,
-      pr_number: task.prNumber,
-      pr_url: task.prUrl,
-      title: task.prTitle,
-      body: task.prBody,
-      issue: task.issueUrl === null || task.issueNumber === null ? null : { url: task.issueUrl, number: task.issueNumber, title: task.issueTitle },
-      base_commit: task.baseSha,
-      head_commit: task.headSha,
-      template: task.templateSlug,
-    },
-    phases: { preparing_at: task.preparingAt, validating_at: task.validatingAt },
-    fail_to_pass: task.failToPass,
-    pass_to_pass: task.passToPass,
-    test_files: task.testFiles,
-    settings: task.settings ?? NO_SETTINGS,
-    install_failure: task.installFailure,
-  };
-}
 
 export class ImportPullRequest extends SessionEndpoint {
   protected readonly role = "interviewer";
@@ -176,7 +54,7 @@ export class ImportPullRequest extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(body.organization_id, "interviewer");
-    const ref = parsePullRequestUrl(body.pr_url, enterpriseHosts(env));
+    const ref = readPullRequestUrl(env, body.pr_url);
     if (!ref.ok) throw HttpError.badRequest(ref.reason);
     const task = await startImport(env, {
       pull: ref.value,
@@ -213,20 +91,14 @@ export class ListTasks extends SessionEndpoint {
 
   async run({ env, caller }: SessionContext) {
     const { query } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
-    const where = listableTasks(caller.viewer, {
+    const tasks = taskListing(env, caller.viewer, {
       archived: query.archived,
       status: query.status,
       organizationId: query.organization_id,
       tag: query.tag,
     });
-    return paginate(
-      query,
-      () => countTasks(db, caller.viewer, where),
-      async (limit, offset) =>
-        (await taskPage(db, caller.viewer, where, limit, offset)).map(({ task, audience }) =>
-          taskView(task, audience === "staff" ? "staff" : "candidate"),
-        ),
+    return paginate(query, tasks.count, async (limit, offset) =>
+      (await tasks.page(limit, offset)).map(({ task, audience }) => taskView(task, audience === "staff" ? "staff" : "candidate")),
     );
   }
 }
@@ -243,16 +115,16 @@ export class GetTask extends SessionEndpoint {
     responses: { "200": jsonResponse("The task", TaskSchema), "404": jsonResponse("No such task, or not visible", ErrorSchema) },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const { task, audience } = await visibleTask(database(env.DB), caller, params.task_id);
+    const { task, audience } = await visibleTask(db, caller, params.task_id);
     return taskView(task, audience);
   }
 }
 
 /** Loads a task for a change by its organization's staff (interviewer or higher there). */
 async function taskForStaff(ctx: SessionContext, taskId: string): Promise<TaskRow> {
-  const { task } = await visibleTask(database(ctx.env.DB), ctx.caller, taskId);
+  const { task } = await visibleTask(ctx.db, ctx.caller, taskId);
   await ctx.caller.requireMember(task.organizationId, "interviewer");
   return task;
 }
@@ -287,17 +159,7 @@ export class PatchTask extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const task = await taskForStaff(ctx, params.task_id);
-    const updated = await editTask(database(ctx.env.DB), task.id, {
-      ...statementEdit(body.statement),
-      ...(body.title !== undefined && { title: body.title }),
-      ...(body.description !== undefined && { description: body.description }),
-      ...(body.tags !== undefined && { tags: body.tags }),
-      ...(body.time_limit_minutes !== undefined && { timeLimitMinutes: body.time_limit_minutes }),
-      ...(body.visibility !== undefined && { visibility: body.visibility }),
-      ...(body.ai_assistance !== undefined && { aiAssistance: body.ai_assistance }),
-    });
-    if (!updated) throw HttpError.notFound(`Task ${task.id} not found`);
-    return taskView(updated, "staff");
+    return taskView(unwrap(await editTaskFields(ctx.env, task.id, taskFieldsEdit(body))), "staff");
   }
 }
 
@@ -316,9 +178,7 @@ export class ArchiveTask extends SessionEndpoint {
   async run(ctx: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const task = await taskForStaff(ctx, params.task_id);
-    const archived = await archiveTask(database(ctx.env.DB), task.id);
-    if (!archived) throw HttpError.notFound(`Task ${task.id} not found`);
-    return taskView(archived, "staff");
+    return taskView(unwrap(await archiveTask(ctx.env, task.id)), "staff");
   }
 }
 
@@ -339,19 +199,11 @@ export class PublishDraft extends SessionEndpoint {
     },
   };
 
-  async run({ env, caller }: SessionContext) {
+  async run({ env, db, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const db = database(env.DB);
     // Only staff of the draft's organization see it: that is the role publishing needs.
     const draft = await visibleDraft(db, caller, body.draft_id);
-    const refusal = publishRefusal(draft.id, draft);
-    if (refusal) throw HttpError.conflict(refusal);
-    const task = await publishDraft(db, draft.id, new Date().toISOString());
-    if (!task) {
-      // A concurrent publish or re-validation got there first; say what it left.
-      const now = await findDraft(db, draft.id);
-      throw HttpError.conflict((now && publishRefusal(draft.id, now)) ?? `Draft ${draft.id} changed while publishing; try again`);
-    }
+    const task = unwrap(await publishTaskDraft(env, draft));
     return json(taskView(task, "staff"), 201, { Location: `/api/v1/tasks/${task.id}` });
   }
 }
@@ -375,12 +227,9 @@ export class RetryTask extends SessionEndpoint {
 
   async run(ctx: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
-    const { task } = await visibleTask(database(ctx.env.DB), ctx.caller, params.task_id);
+    const { task } = await visibleTask(ctx.db, ctx.caller, params.task_id);
     await ctx.caller.requireMember(task.organizationId, "orgadmin");
-    const refusal = retryRefusal(task);
-    if (refusal) throw HttpError.conflict(refusal);
-    const retried = await retryImport(ctx.env, task, body.settings ?? {});
-    if (!retried) throw HttpError.conflict(`Task ${task.id} changed while retrying; read it again`);
+    const retried = unwrap(await retryTask(ctx.env, task, body.settings ?? {}));
     return json(taskView(retried, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
   }
 }

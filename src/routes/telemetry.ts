@@ -1,9 +1,6 @@
 import { z } from "zod";
-import { database } from "../db/client";
-import { findTelemetryAttempt } from "../db/telemetry";
 import { TELEMETRY_LIMITS, TelemetryEventsSchema } from "../domain/telemetry";
-import { ingestTelemetry } from "../flows/telemetry";
-import type { Env } from "../env";
+import { ingestTelemetry, type TelemetrySender } from "../flows/telemetry";
 import { IdeSession, type Caller } from "../http/auth";
 import { IdeSessionEndpoint, jsonContent, jsonResponse, type IdeSessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
@@ -31,34 +28,16 @@ const TelemetryAcceptedSchema = z
   })
   .meta({ id: "TelemetryAccepted" });
 
-/** The attempt the batch is for, as the caller may send telemetry to it. */
-async function targetAttempt(env: Env, principal: Caller | IdeSession, requested: string | undefined) {
-  const db = database(env.DB);
-  if (principal instanceof IdeSession) {
-    const attemptId = principal.attemptFor(requested);
-    const attempt = await findTelemetryAttempt(db, attemptId);
-    if (!attempt) throw HttpError.notFound(`Attempt ${attemptId} not found`);
-    return attempt;
-  }
+/** Whose batch it is: an IDE session's attempt, or the attempt its candidate names (a 422 without one). */
+async function sender(db: IdeSessionContext["db"], principal: Caller | IdeSession, requested: string | undefined): Promise<TelemetrySender> {
+  if (principal instanceof IdeSession) return { kind: "ide", attemptId: principal.attemptFor(requested) };
   if (requested === undefined) {
     throw HttpError.invalid([
       { loc: ["body", "attempt_id"], msg: "Required with a session token: the attempt the events belong to", type: "invalid_type" },
     ]);
   }
   const { id, organizationId, taskId, submittedAt } = await ownAttempt(db, principal, requested);
-  return { id, organizationId, taskId, submittedAt };
-}
-
-/** Batches per attempt, so one IDE cannot flood ingestion whatever IPs it comes from. */
-async function limitBatches(env: Env, attemptId: string): Promise<void> {
-  const { success } = await env.RL_TELEMETRY.limit({ key: `telemetry:${attemptId}` });
-  if (!success) {
-    throw new HttpError(
-      429,
-      `Rate limit exceeded (${batchesPerMinute} telemetry batches per minute per attempt); keep the events buffered and retry after 60 seconds`,
-      { "Retry-After": "60" },
-    );
-  }
+  return { kind: "candidate", attempt: { id, organizationId, taskId, submittedAt } };
 }
 
 export class PostTelemetryBatch extends IdeSessionEndpoint {
@@ -87,12 +66,10 @@ export class PostTelemetryBatch extends IdeSessionEndpoint {
     },
   };
 
-  async run({ env, principal }: IdeSessionContext) {
+  async run({ env, db, principal }: IdeSessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const attempt = await targetAttempt(env, principal, body.attempt_id);
-    await limitBatches(env, attempt.id);
-    const { accepted, ignored } = unwrap(await ingestTelemetry(env, attempt, body.events, Date.now()));
-    return json({ attempt_id: attempt.id, accepted, ignored }, 202);
+    const from = await sender(db, principal, body.attempt_id);
+    return json(unwrap(await ingestTelemetry(env, from, body.events, Date.now())), 202);
   }
 }
 

@@ -1,15 +1,14 @@
 import { z } from "zod";
 import { DEFAULT_AI_ASSISTANCE, TASK_VISIBILITIES } from "../domain/tasks";
 import { TEMPLATE_COPY_LIMIT } from "../domain/templates";
+import { catalogueTemplate, copyTemplate, templateListing, type CatalogueTemplate } from "../flows/templates";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
-import { ErrorSchema, HttpError, json } from "../http/errors";
+import { ErrorSchema, json } from "../http/errors";
+import { unwrap } from "../http/outcome";
 import { pageEnvelope, paginate, paginationQuery } from "../http/pagination";
-import { copyTemplate } from "../flows/templates";
-import { findTemplate, TEMPLATES, type CatalogueTemplate } from "../services/templates/catalogue";
 import { OrgIdParam } from "./params";
-import { AiAssistance, StatementSchema, Tag, Tags } from "./task-fields";
+import { AiAssistance, StatementSchema, Tag, Tags, TaskSchema, taskView } from "./task-fields";
 import type { RouteTable } from "./table";
-import { TaskSchema, taskView } from "./tasks";
 
 const TemplateId = z
   .string()
@@ -76,21 +75,9 @@ export class ListTemplates extends SessionEndpoint {
 
   async run() {
     const { query } = await this.getValidatedData<typeof this.schema>();
-    const matching = TEMPLATES.filter(
-      (t) => (query.language === undefined || t.language === query.language) && (query.tag === undefined || t.tags.includes(query.tag)),
-    );
-    return paginate(
-      query,
-      async () => matching.length,
-      async (limit, offset) => matching.slice(offset, offset + limit).map(templateView),
-    );
+    const templates = templateListing({ language: query.language, tag: query.tag });
+    return paginate(query, templates.count, async (limit, offset) => (await templates.page(limit, offset)).map(templateView));
   }
-}
-
-function templateOr404(id: string): CatalogueTemplate {
-  const template = findTemplate(id);
-  if (!template) throw HttpError.notFound(`Template ${id} not found`);
-  return template;
 }
 
 export class GetTemplate extends SessionEndpoint {
@@ -105,7 +92,7 @@ export class GetTemplate extends SessionEndpoint {
 
   async run() {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    return templateView(templateOr404(params.template_id));
+    return templateView(unwrap(catalogueTemplate(params.template_id)));
   }
 }
 
@@ -145,24 +132,17 @@ export class CopyTemplate extends SessionEndpoint {
   async run({ env, caller }: SessionContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
     await caller.requireMember(body.organization_id, "interviewer");
-    const template = templateOr404(body.template_id);
-    const copy = await copyTemplate(env, {
-      template,
-      organizationId: body.organization_id,
-      visibility: body.visibility,
-      tags: body.tags ?? template.tags,
-      aiAssistance: body.ai_assistance,
-      createdBy: caller.user.id,
-    });
-    if (!copy.copied) {
-      throw new HttpError(
-        429,
-        `You have copied ${TEMPLATE_COPY_LIMIT.copies} templates in the last ${TEMPLATE_COPY_LIMIT.windowSeconds} seconds, ` +
-          `the most allowed per user; retry after ${copy.retryAfterSeconds} seconds`,
-        { "Retry-After": String(copy.retryAfterSeconds) },
-      );
-    }
-    return json(taskView(copy.task, "staff"), 202, { Location: `/api/v1/tasks/${copy.task.id}` });
+    const task = unwrap(
+      await copyTemplate(env, {
+        templateId: body.template_id,
+        organizationId: body.organization_id,
+        visibility: body.visibility,
+        tags: body.tags,
+        aiAssistance: body.ai_assistance,
+        createdBy: caller.user.id,
+      }),
+    );
+    return json(taskView(task, "staff"), 202, { Location: `/api/v1/tasks/${task.id}` });
   }
 }
 

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { AssayClient, type ScoreReport, type Task } from "../../scripts/demo/client";
+import { AssayClient, type ScoreReport, type Task } from "../../scripts/lib/api-client";
 import { devToken } from "../support/node/http-client";
 
 // Dishonest candidates against the real stack (npm start: API, queues, runner with bubblewrap).

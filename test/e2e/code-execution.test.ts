@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { AssayClient, type Task } from "../../scripts/demo/client";
+import { AssayClient, type Task } from "../../scripts/lib/api-client";
 import { mustOpenLive, upgradeAnswer, type LiveSocket } from "../../scripts/lib/live-socket";
 import { api, devToken, freshIp } from "../support/node/http-client";
 

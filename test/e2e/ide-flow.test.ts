@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { ApiError, AssayClient, type Task } from "../../scripts/demo/client";
+import { ApiError, AssayClient, type Task } from "../../scripts/lib/api-client";
 import { devToken } from "../support/node/http-client";
 
 // The IDE client of the spec: after the candidate hands it an IDE session token, it works with

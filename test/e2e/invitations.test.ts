@@ -2,19 +2,10 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, inject, it } from "vitest";
 import type { OutboxRecord } from "../../src/domain/outbox";
-import { api, devToken } from "../support/node/http-client";
+import { poll } from "../../scripts/lib/wait";
+import { api, devToken, settledTask } from "../support/node/http-client";
 
 const ORG = "e2e-invitations";
-
-async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  let delay = 200;
-  for (let waited = 0; waited < timeoutMs; waited += delay, delay = Math.min(delay * 2, 3000)) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  throw new Error(`${what} after ${timeoutMs} ms`);
-}
 
 /** The e-mail the stack's dev mail sink wrote for an invitation's `version`th link. */
 function outboxFile(inviteId: string, version: number): OutboxRecord | undefined {
@@ -36,14 +27,7 @@ describe("inviting a candidate, end to end (npm start: import, e-mail through th
     });
     expect(imported.status).toBe(202);
     const { task_id: taskId } = (await imported.json()) as { task_id: string };
-    const task = await poll(
-      `task ${taskId} is not READY`,
-      async () => {
-        const t = (await (await api(`/api/v1/tasks/${taskId}`, { token: interviewer })).json()) as { status: string; title: string };
-        return t.status === "READY" || t.status === "FAILED" ? t : undefined;
-      },
-      240_000,
-    );
+    const task = await settledTask<{ status: string; title: string }>(interviewer, taskId, 240_000);
     expect(task.status).toBe("READY");
 
     const email = "Ada.Candidate@Example.test";
@@ -52,7 +36,7 @@ describe("inviting a candidate, end to end (npm start: import, e-mail through th
     const invitation = (await created.json()) as { invite_id: string; status: string };
     expect(invitation.status).toBe("unused");
 
-    const mail = await poll("no e-mail in the outbox", () => outboxFile(invitation.invite_id, 1), 30_000);
+    const mail = await poll("the invitation's e-mail in the outbox", () => outboxFile(invitation.invite_id, 1), { timeoutMs: 30_000, intervalMs: 200, maxIntervalMs: 3000 });
     expect(mail.to).toBe(email);
     expect(mail.subject).toContain(task.title);
     expect(mail.text).toContain(ORG);

@@ -1,6 +1,7 @@
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { mustOpenLive, upgradeAnswer } from "../../scripts/lib/live-socket";
+import { waitUntil } from "../../scripts/lib/wait";
 import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-client";
 
 // Notifications through the real processes: a run of the real sandbox runner finishes, its
@@ -8,7 +9,6 @@ import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-clie
 // socket (Node with Bearer, Chromium with a browser ticket) receives it.
 const ORG = "e2e-notifications";
 const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let taskId: string;
 let candidates = 0;
@@ -130,11 +130,12 @@ describe("notifications through the real stack (npm start)", () => {
 
 /** Waits, as a client polling the list would, until the run's notification is stored. */
 async function waitForListed(who: Candidate, runId: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (let delay = 200; Date.now() < deadline; delay = Math.min(delay * 2, 2000)) {
-    const list = (await (await api("/api/v1/notifications", { token: who.token })).json()) as { items: { payload: Record<string, unknown> }[] };
-    if (list.items.some((n) => n.payload.run_id === runId)) return;
-    await sleep(delay);
-  }
-  throw new Error(`no notification of run ${runId}`);
+  await waitUntil(
+    `the notification of run ${runId}`,
+    async () => {
+      const list = (await (await api("/api/v1/notifications", { token: who.token })).json()) as { items: { payload: Record<string, unknown> }[] };
+      return list.items.some((n) => n.payload.run_id === runId);
+    },
+    { timeoutMs: 120_000, intervalMs: 200, maxIntervalMs: 2000 },
+  );
 }

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, inject, it } from "vitest";
 import pkg from "../../package.json";
 import { ROOT } from "../../scripts/lib/paths";
+import { poll } from "../../scripts/lib/wait";
 import { api, devToken, freshIp } from "../support/node/http-client";
 
 describe("the running API (npm start)", () => {
@@ -75,11 +76,14 @@ describe("the running API (npm start)", () => {
     }
     expect(limited?.status).toBe(429);
     expect(Number(limited?.headers.get("retry-after"))).toBeGreaterThan(0);
-    let status = 429;
-    for (let i = 0; i < 60 && status === 429; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      status = (await api("/health", { ip })).status;
-    }
+    const status = await poll(
+      "the limit to lift",
+      async () => {
+        const { status } = await api("/health", { ip });
+        return status === 429 ? undefined : status;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     expect(status).toBe(200);
   }, 60_000);
 

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { FIXTURES_DIR, fixtureSpecs, type FixtureSpec } from "../../scripts/dev-repohost/demo/fixture-repos";
-import { AssayClient } from "../../scripts/demo/client";
+import { AssayClient } from "../../scripts/lib/api-client";
 import { classifyPath } from "../../src/domain/patch-rules";
 import { devToken } from "../support/node/http-client";
 

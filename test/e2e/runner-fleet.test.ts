@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AssayClient, type Task } from "../../scripts/demo/client";
+import { AssayClient, type Task } from "../../scripts/lib/api-client";
 import { launchStack, type Stack } from "../../scripts/lib/stack";
+import { poll } from "../../scripts/lib/wait";
 import { devToken } from "../support/node/http-client";
 
 // A local fleet (`RUNNERS=2 npm start`) with short leases, one of whose runners is killed
@@ -56,13 +57,8 @@ describe("a fleet of two runners, one killed mid-run (RUNNERS=2 npm start)", () 
     await Promise.all(scored.map(({ client, attemptId }) => client.submit(attemptId, { tests_passed: 11, tests_total: 11 })));
 
     // The first runner seen working is the one that dies, with what it holds.
-    let victim: RunnerHealth | undefined;
-    for (let i = 0; i < 400 && !victim; i++) {
-      victim = (await fleet()).runners.find((r) => r.pool.running > 0);
-      if (!victim) await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(victim, "no runner was seen running a job").toBeDefined();
-    process.kill(-victim!.pid, "SIGKILL");
+    const victim = await poll("a runner seen running a job", async () => (await fleet()).runners.find((r) => r.pool.running > 0), { timeoutMs: 20_000, intervalMs: 25 });
+    process.kill(-victim.pid, "SIGKILL");
 
     const finished = await runs;
     expect(finished.map((r) => r.status)).toEqual(Array(RUN_ATTEMPTS).fill("SUCCEEDED"));

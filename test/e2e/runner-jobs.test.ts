@@ -2,11 +2,12 @@ import { createHash, createHmac } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { signedHeaders } from "../../sandbox-runner/src/signing";
+import { signedHeaders } from "../../protocol/signing";
 import { snapshot } from "../../sandbox-runner/test/support/tarball";
 import { readDevVars } from "../../scripts/lib/dev-vars";
 import { DEV_VARS } from "../../scripts/lib/paths";
-import { RunnerCallbackSchema } from "../../src/domain/runner-callback";
+import { waitUntil } from "../../scripts/lib/wait";
+import { callbackSchema } from "../../protocol/callback";
 import { newRunnerJobId, runnerJobKeys, runnerJobPayload } from "../../src/domain/runner-jobs";
 
 const vars = readDevVars(DEV_VARS);
@@ -88,15 +89,14 @@ describe("a test job through the real runner and the API's storage (npm start)",
     const accepted = await fetch(`${inject("runnerUrl")}/jobs`, {
       method: "POST",
       body,
-      headers: { "content-type": "application/json", ...signedHeaders(vars.RUNNER_SECRET!, body) },
+      headers: { "content-type": "application/json", ...(await signedHeaders(vars.RUNNER_SECRET!, body)) },
     });
     expect(accepted.status).toBe(202);
 
-    const deadline = Date.now() + 90_000;
-    while (callbacks.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    await waitUntil("the runner's callback", () => callbacks.length > 0, { timeoutMs: 90_000, intervalMs: 200 });
     const [captured] = callbacks;
     expect(captured).toBeDefined();
-    const result = RunnerCallbackSchema.parse(JSON.parse(captured!.body));
+    const result = callbackSchema.parse(JSON.parse(captured!.body));
     expect(result).toMatchObject({
       job_id: jobId,
       status: "SUCCEEDED",

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { poll, sleep } from "../../scripts/lib/wait";
 import { api, devToken, readyDemoTask } from "../support/node/http-client";
 import { runnerSandboxRunning, withRunnerDown } from "../support/node/processes";
 
@@ -15,7 +16,6 @@ interface Run {
   artifact_urls_expire_at: string | null;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 /** A test file of the candidate's own, for the demo repository's node:test suite. */
@@ -55,14 +55,15 @@ const getRun = async (token: string, attemptId: string, runId: string, query = "
   (await (await api(`/api/v1/attempts/${attemptId}/runs/${runId}${query}`, { token })).json()) as Run;
 
 /** Polls the run as a client would, with backoff, until `done`. */
-async function runUntil(token: string, attemptId: string, runId: string, done = (r: Run) => !["queued", "RUNNING"].includes(r.status)) {
-  let delay = 200;
-  for (let waited = 0; waited < 90_000; waited += delay, delay = Math.min(delay * 2, 2000)) {
-    const run = await getRun(token, attemptId, runId);
-    if (done(run)) return run;
-    await sleep(delay);
-  }
-  throw new Error(`run ${runId} did not get there`);
+function runUntil(token: string, attemptId: string, runId: string, done = (r: Run) => !["queued", "RUNNING"].includes(r.status)) {
+  return poll(
+    `run ${runId} to reach the state awaited`,
+    async () => {
+      const run = await getRun(token, attemptId, runId);
+      return done(run) ? run : undefined;
+    },
+    { timeoutMs: 90_000, intervalMs: 200, maxIntervalMs: 2000 },
+  );
 }
 
 /** Runs the overlay files through the real runner and waits for the result. */

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { AssayClient, type Task } from "../../scripts/demo/client";
+import { AssayClient, type Task } from "../../scripts/lib/api-client";
 import { devToken } from "../support/node/http-client";
 import { withRunnerDown } from "../support/node/processes";
 

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { AssayClient, invitationToken } from "../../scripts/demo/client";
+import { AssayClient, invitationToken } from "../../scripts/lib/api-client";
 import { slugifyDemo } from "../../scripts/dev-repohost/demo/slugify-js";
 import { addIssue, addPullRequest, createRepo, issueUrl, pullRequestUrl, updatePullRequest } from "../../scripts/dev-repohost/repo-builder";
 import { devToken } from "../support/node/http-client";

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from "vitest";
-import { api, devToken } from "../support/node/http-client";
+import { api, devToken, settledTask } from "../support/node/http-client";
 
 const ORG = "e2e-import";
 
@@ -19,21 +19,10 @@ async function importPr(token: string, url: string, org = ORG): Promise<Response
   return api("/api/v1/tasks/import-pr", { method: "POST", token, body: { pr_url: url, visibility: "PRIVATE_ORG", organization_id: org, tags: ["e2e"] } });
 }
 
-/** Polls the task as a client would, with backoff, until it is READY or FAILED. */
-async function settled(token: string, taskId: string): Promise<Task> {
-  let delay = 200;
-  for (let waited = 0; waited < 110_000; waited += delay, delay = Math.min(delay * 2, 3000)) {
-    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token })).json()) as Task;
-    if (task.status === "READY" || task.status === "FAILED") return task;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  throw new Error(`task ${taskId} did not settle`);
-}
-
 async function imported(token: string, repo: string, n: number, org = ORG): Promise<Task> {
   const res = await importPr(token, prUrl(repo, n), org);
   expect(res.status).toBe(202);
-  return settled(token, ((await res.json()) as Task).task_id);
+  return settledTask<Task>(token, ((await res.json()) as Task).task_id, 110_000);
 }
 
 describe("tasks from pull requests, end to end (dev repo host, real runner)", () => {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TEMPLATES_DIR } from "../../scripts/templates/catalogue";
-import { api, devToken } from "../support/node/http-client";
+import { api, devToken, settledTask } from "../support/node/http-client";
 
 const ORG = "e2e-templates";
 
@@ -34,16 +34,6 @@ interface Task {
   source?: unknown;
 }
 
-/** Polls the task as a client would, with backoff, until it is READY or FAILED. */
-async function settled(token: string, taskId: string, deadline: number): Promise<Task> {
-  for (let delay = 500; Date.now() < deadline; delay = Math.min(delay * 2, 4000)) {
-    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token })).json()) as Task;
-    if (task.status === "READY" || task.status === "FAILED") return task;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  throw new Error(`task ${taskId} did not settle`);
-}
-
 describe("public templates, end to end (the real runner validates every template)", () => {
   it("a fresh stack lists the whole catalogue, nothing seeded", async () => {
     const token = await devToken({ sub: "e2e-template-reader", role: "candidate" });
@@ -71,8 +61,7 @@ describe("public templates, end to end (the real runner validates every template
           return { manifest: m, taskId: ((await res.json()) as Task).task_id };
         }),
       );
-      const deadline = Date.now() + 270_000;
-      const tasks = await Promise.all(copies.map(async (c) => ({ ...c, task: await settled(interviewer, c.taskId, deadline) })));
+      const tasks = await Promise.all(copies.map(async (c) => ({ ...c, task: await settledTask<Task>(interviewer, c.taskId, 270_000) })));
       for (const { manifest, task } of tasks) {
         expect({ slug: manifest.slug, status: task.status, reason: task.failure_reason }).toEqual({
           slug: manifest.slug,

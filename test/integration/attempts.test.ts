@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { sleep } from "../../scripts/lib/wait";
 import { writeAttemptThrough } from "../../src/db/attempts";
 import { database } from "../../src/db/client";
 import type { AttemptRecord } from "../../src/domain/attempts";
@@ -23,7 +24,6 @@ import {
 import { call, errorBody } from "../support/worker/client";
 import { notified } from "../support/worker/notifications";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const start = (token: string, id: string) => call(`/api/v1/attempts/${id}/start`, { method: "POST", token });
 const getAttempt = async (token: string, id: string) => (await (await call(`/api/v1/attempts/${id}`, { token })).json()) as AttemptJson;
 const d1Row = (id: string) =>

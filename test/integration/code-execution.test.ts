@@ -6,7 +6,7 @@ import { mintWsTicket } from "../../src/http/ws-tickets";
 import { executionObject } from "../../src/durable/execution/object";
 import { b64, patchChanges, signIn, startedAttempt, assignedTask, createAttempt, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
-import { hasRunnerSignature } from "../support/worker/runner-callbacks";
+import { fakeRunner } from "../support/worker/fake-runner";
 import { mustOpen, openSocket, type TestSocket } from "../support/worker/sockets";
 
 interface ExecutionJson {
@@ -37,17 +37,11 @@ interface Dispatched {
 
 // The sandbox runner is the one outside party faked: it takes each execution as `answer`
 // says, and the tests play its dial-in socket. D1, the objects and the sockets are real.
-const realFetch = globalThis.fetch;
 const dispatched = new Map<string, Dispatched>();
 let answer: () => Response | Promise<Response> = () => Response.json({ status: "accepted" }, { status: 202 });
 beforeAll(() => {
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
-    const text = await request.text();
-    const body = JSON.parse(text) as Dispatched["body"];
-    const signed = request.url === `${env.RUNNER_URL}/executions` && (await hasRunnerSignature(request, text));
-    dispatched.set(body.execution_id, { body, signed });
+  fakeRunner((body, { path, signed }) => {
+    dispatched.set(String(body.execution_id), { body: body as unknown as Dispatched["body"], signed: path === "/executions" && signed });
     return answer();
   });
 });

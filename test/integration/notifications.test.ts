@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { NOTIFICATION_LIMITS, NOTIFICATION_PAYLOADS, NOTIFICATION_TYPES, notificationsFor } from "../../src/domain/notifications";
 import { notificationObject } from "../../src/durable/notification/object";
-import { deliverNotification, notify } from "../../src/durable/notification/send";
+import { deliverNotification, notify } from "../../src/flows/notify";
 import { signIn, type TestUser } from "../support/worker/attempts";
 import { call, errorBody, eventually } from "../support/worker/client";
 import { notificationsOf, type NotificationJson } from "../support/worker/notifications";

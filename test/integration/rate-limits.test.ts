@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
+import { poll } from "../../scripts/lib/wait";
+import { call, clearOfMinuteBoundary, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
 
 async function statuses(n: number, path: string, ip: string): Promise<Response[]> {
   const out: Response[] = [];
@@ -21,12 +22,15 @@ describe("rate limits per client IP", () => {
     expect((await errorBody(limited)).detail).toMatch(/20 requests per 10 seconds/);
 
     // Recovery is polled, not slept for: the window is the binding's, at most one period.
-    let recovered: Response | undefined;
-    for (let i = 0; i < 60 && recovered?.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      recovered = await call("/health", { ip });
-    }
-    expect(recovered?.status).toBe(200);
+    const recovered = await poll(
+      "the limit to lift",
+      async () => {
+        const res = await call("/health", { ip });
+        return res.status === 429 ? undefined : res;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
+    expect(recovered.status).toBe(200);
   }, 60_000);
 
   it("another client IP is not affected by a limited one", async () => {
@@ -39,8 +43,7 @@ describe("rate limits per client IP", () => {
   it("spellings of an auth-related path (trailing or doubled slashes, escapes) reach the route and count against its limit", async () => {
     // The limits count in windows aligned to the clock's minute; start clear of a boundary so
     // that all requests fall in one window.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    await clearOfMinuteBoundary(10_000);
     const ip = freshIp();
     const token = await sessionToken({ sub: uniqueSubject() });
     const variants = ["/api/v1/invites/accept/", "//api/v1//invites/accept", "/api/v1/invites/%61ccept", "/api/v1/invites/accept//"];

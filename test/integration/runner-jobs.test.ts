@@ -4,22 +4,23 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
 import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs";
 import { summarizeResult } from "../../src/domain/runner-callback";
-import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys } from "../../src/domain/runner-jobs";
+import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys, stepOwnerId } from "../../src/domain/runner-jobs";
 import { runnerJobs } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
 import { enqueueRunnerJob } from "../../src/services/runner/jobs";
 import { artifactStorage } from "../../src/services/storage/storage";
+import { signIn } from "../support/worker/attempts";
 import { call, eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
+import { insertReadyTask } from "../support/worker/tasks";
 import {
   accepted,
   callbackFor,
   createJob,
-  failOnce,
   fakeRunner,
-  notified,
+  notifiedJob,
   postCallback,
   runnerHeaders,
 } from "../support/worker/runner";
@@ -30,7 +31,7 @@ const row = async (id: string) => (await findRunnerJob(db(), id))!;
 let restore: (() => void) | undefined;
 afterEach(() => restore?.());
 function runner(answer: Parameters<typeof fakeRunner>[0]) {
-  const fake = fakeRunner(answer);
+  const fake = fakeRunner(answer, { strict: true });
   restore = fake.restore;
   return fake;
 }
@@ -65,7 +66,8 @@ describe("enqueueRunnerJob through the real queue", () => {
 
     await eventually(async () => ((await row(id)).status === "dispatched" ? true : undefined));
     expect(fake.calls).toHaveLength(1);
-    const [{ body: job, signed }] = fake.calls as [(typeof fake.calls)[number]];
+    const [{ path, body: job, signed }] = fake.calls as [(typeof fake.calls)[number]];
+    expect(path).toBe("/jobs");
     expect(signed).toBe(true);
     expect(job).toMatchObject({
       job_id: id,
@@ -89,10 +91,10 @@ describe("enqueueRunnerJob through the real queue", () => {
     const result = callbackFor(id, { kind: "prepare", environment: { sha256: "b".repeat(64), size: 11 }, tests: [] });
     expect((await postCallback(JSON.stringify(result))).status).toBe(200);
 
-    const [told] = await eventually(() => notified.get(id));
-    expect(told).toMatchObject({ id, kind: "prepare", owner, status: "SUCCEEDED", result: summarizeResult(result) });
-    expect(await (await artifactStorage(env).get(told!.keys.environment))?.text()).toBe("env tarball");
-    expect(await (await artifactStorage(env).get(told!.keys.junit))?.text()).toBe("<testsuites/>");
+    const told = await eventually(() => notifiedJob(id));
+    expect(told).toMatchObject({ id, kind: "prepare", ownerType: owner.owner_type, ownerId: owner.owner_id, status: "SUCCEEDED", result: summarizeResult(result) });
+    expect(await (await artifactStorage(env).get(runnerJobKeys(id).environment))?.text()).toBe("env tarball");
+    expect(await (await artifactStorage(env).get(runnerJobKeys(id).junit))?.text()).toBe("<testsuites/>");
   });
 });
 
@@ -121,7 +123,7 @@ describe("the runner-jobs consumer", () => {
       reason: `the sandbox runner could not be reached: Network connection lost. (${DISPATCH_ATTEMPTS} attempts)`,
       result: null,
     });
-    const [told] = await eventually(() => notified.get(id));
+    const told = await eventually(() => notifiedJob(id));
     expect(told).toMatchObject({ status: "ERROR", result: null, reason: expect.stringMatching(/could not be reached/) });
   });
 
@@ -140,7 +142,7 @@ describe("the runner-jobs consumer", () => {
     const result = await deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
     expect(result.explicitAcks).toEqual(["msg-1"]);
     expect((await row(id)).reason).toMatch(/^the sandbox runner refused the job: HTTP 422 .*absolute path/);
-    await eventually(() => notified.get(id));
+    await eventually(() => notifiedJob(id));
   });
 
   it("a job id the runner has seen (200) counts as dispatched", async () => {
@@ -175,16 +177,22 @@ describe("the runner-jobs consumer", () => {
   });
 
   it("a failing completion handler is retried until it succeeds, then not run again", async () => {
-    const { id, spec } = await createJob();
+    // A validation run's handler fails while its task is still PREPARING (the run's callback beat that update).
+    await signIn();
+    const task = await insertReadyTask(`org-${crypto.randomUUID().slice(0, 8)}`, { status: "PREPARING" });
+    const setStatus = (status: string) => env.DB.prepare("UPDATE tasks SET status = ? WHERE id = ?").bind(status, task.id).run();
+    const { id } = await createJob({ owner: { owner_type: "task_validation", owner_id: stepOwnerId(task.id, "base") } });
     await finishRunnerJob(db(), id, { status: "ERROR", reason: "test", result: null });
-    failOnce.add(spec.owner.owner_id);
     const first = await deliver("runner-jobs", { type: "notify", job_id: id }, 1);
     expect(first.retryMessages).toEqual([{ msgId: "msg-1" }]);
     expect(first.retryDelay).toBe(5);
-    expect(notified.get(id)).toBeUndefined();
+    expect(await notifiedJob(id)).toBeUndefined();
+    await setStatus("FAILED");
     expect((await deliver("runner-jobs", { type: "notify", job_id: id }, 2)).explicitAcks).toEqual(["msg-2"]);
+    expect(await notifiedJob(id)).toBeDefined();
+    // Were the handler run again, it would fail again and the message be retried.
+    await setStatus("PREPARING");
     expect((await deliver("runner-jobs", { type: "notify", job_id: id }, 3)).explicitAcks).toEqual(["msg-3"]);
-    expect(notified.get(id)).toHaveLength(1);
   });
 
   it("dead letters: a job whose dispatch kept failing ends as ERROR and its owner is told", async () => {
@@ -196,7 +204,7 @@ describe("the runner-jobs consumer", () => {
     const dead = await deliver("runner-jobs-dlq", { type: "dispatch", job_id: id }, 1);
     expect(dead.explicitAcks).toEqual(["msg-1"]);
     expect((await row(id)).reason).toMatch(/could not be handed to the sandbox runner/);
-    await eventually(() => notified.get(id));
+    await eventually(() => notifiedJob(id));
   });
 });
 
@@ -331,7 +339,7 @@ describe("a fleet of runners: backpressure, claims and leases", () => {
     await markDispatched(db(), id, "rnr_a", lease(-1));
     await heartbeat({ runner_id: "rnr_b", held: [] });
     expect(await row(id)).toMatchObject({ status: "ERROR", reason: expect.stringMatching(/lost its sandbox runner 4 times/) });
-    await eventually(() => notified.get(id));
+    await eventually(() => notifiedJob(id));
   });
 
   it("the cron sweep requeues lost jobs when no runner sends heartbeats", async () => {

@@ -1,6 +1,7 @@
 import { createMessageBatch, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sleep } from "../../scripts/lib/wait";
 import { database } from "../../src/db/client";
 import { finishRunnerJob } from "../../src/db/runner-jobs";
 import { summarizeResult, type RunnerCallback } from "../../src/domain/runner-callback";
@@ -11,6 +12,7 @@ import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
 import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
+import { accepted, fakeRunner } from "../support/worker/fake-runner";
 import { callPresigned } from "../support/worker/presigned";
 import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { insertReadyTask } from "../support/worker/tasks";
@@ -37,21 +39,16 @@ type JobRow = { id: string; status: string; reason: string | null; dispatched_at
 
 // The sandbox runner is the one outside party faked here: it answers every job as `answer`
 // says, and the tests play its uploads and callbacks. Queues, D1, R2 and the objects are real.
-const realFetch = globalThis.fetch;
 const dispatched = new Map<string, Record<string, unknown>>();
-let answer: (job: Record<string, unknown>) => Response = (job) => Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
+let answer: (job: Record<string, unknown>) => Response = accepted;
 beforeAll(() => {
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
-    const job = (await request.json()) as Record<string, unknown>;
+  fakeRunner((job) => {
     dispatched.set(String(job.job_id), job);
     return answer(job);
   });
 });
 afterAll(() => vi.restoreAllMocks());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A started attempt on a READY task as the import pipeline leaves it, with its candidate and an interviewer. */
 async function startedAttempt() {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 import { b64, patchChanges, startedAttempt, submit } from "../support/worker/attempts";
-import { acceptingRunner, callbackFor, postCallback } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
+import { callbackFor, postCallback } from "../support/worker/runner-callbacks";
 import { notified } from "../support/worker/notifications";
 
 // The sandbox runner is the one outside party faked: it accepts every job; the tests play its callbacks.

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SubmissionPayload } from "../../src/domain/attempts";
+import type { SubmittedWork } from "../../src/durable/attempt/types";
 import { OVERLAY_LIMITS } from "../../src/domain/overlay";
 import { taskKeys } from "../../src/domain/tasks";
 import {
@@ -16,7 +17,7 @@ import {
   type TestUser,
 } from "../support/worker/attempts";
 import { call, errorBody, eventually } from "../support/worker/client";
-import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
 import { snapshotTarball } from "../support/worker/tarball";
 
 // Scoring starts after each accepted submission; the runner is the one outside party faked.
@@ -105,7 +106,7 @@ describe("POST /attempts/{id}/submit with git_diff", () => {
     expect(overlay.items.find((e) => e.path === "src/slugify.js")?.updated_at).toBe(savedAt);
     expect(overlay.items.find((e) => e.path === "src/new.js")?.updated_at).toBe(submitted.submitted_at);
 
-    const frozen = await attemptStub(attempt.id).frozenOverlay();
+    const frozen = ((await attemptStub(attempt.id).submittedWork()) as SubmittedWork | null)?.overlay;
     expect(frozen?.map((f) => f.path)).toEqual(FULL_FILES);
     const payload = (await attemptStub(attempt.id).submissionPayload()) as SubmissionPayload | null;
     expect(payload?.git_diff).toBe(FULL_DIFF);
@@ -128,7 +129,7 @@ describe("POST /attempts/{id}/submit with git_diff", () => {
     const res = await submit(session.session_token, attempt.id, { git_diff: SLUGIFY_CHANGE, changed_files: ["src/slugify.js"] });
     expect(res.status).toBe(202);
     expect(((await res.json()) as AttemptJson).submission).toMatchObject({ overlay: { files: 1, total_bytes: new TextEncoder().encode(SLUGIFY_AFTER).length } });
-    const frozen = await attemptStub(attempt.id).frozenOverlay();
+    const frozen = ((await attemptStub(attempt.id).submittedWork()) as SubmittedWork | null)?.overlay;
     expect(frozen?.map((f) => [f.path, new TextDecoder().decode(f.content!)])).toEqual([["src/slugify.js", SLUGIFY_AFTER]]);
   });
 
@@ -219,7 +220,7 @@ describe("a refused diff locks nothing: the attempt stays IN_PROGRESS with its o
     ]);
     await expectUntouched(candidate, attempt.id);
     expect((await submit(session.session_token, attempt.id, {})).status).toBe(202);
-    const frozen = await attemptStub(attempt.id).frozenOverlay();
+    const frozen = ((await attemptStub(attempt.id).submittedWork()) as SubmittedWork | null)?.overlay;
     expect(frozen?.map((f) => [f.path, new TextDecoder().decode(f.content!)])).toEqual([["src/only-saved.js", "saved\n"]]);
   });
 

@@ -3,7 +3,7 @@ import { inject } from "vitest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
 import { notified } from "../support/worker/notifications";
-import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
 import { finishPrepare, finishValidation, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-drafts";

@@ -4,7 +4,7 @@ import type { RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { runnerJobKeys } from "../../src/domain/runner-jobs";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";
-import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
 import { finishPrepare, finishValidation, importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-settings";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { taskKeys } from "../../src/domain/tasks";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
-import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
 import { finishPrepare, finishValidation, importPr, interviewerOf, prUrl, taskUntil } from "../support/worker/tasks";
 import { notified } from "../support/worker/notifications";
 

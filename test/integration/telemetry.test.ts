@@ -6,7 +6,7 @@ import worker from "../../src/index";
 import { taskKeys } from "../../src/domain/tasks";
 import { assignedTask, b64, createAttempt, openIdeSession, patchChanges, startedAttempt, submit, type TestUser } from "../support/worker/attempts";
 import { snapshotTarball } from "../support/worker/tarball";
-import { call, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
+import { call, clearOfMinuteBoundary, errorBody, eventually, sessionToken, uniqueSubject } from "../support/worker/client";
 
 const BATCH = "/api/v1/siem/events/batch";
 
@@ -261,8 +261,7 @@ describe("POST /siem/events/batch", () => {
 
   it("429 past 30 batches a minute for one attempt, whatever the client IP; other attempts are not affected", async () => {
     // The binding counts in windows aligned to the clock's minute; start clear of a boundary.
-    const intoMinute = Date.now() % 60_000;
-    if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 100));
+    await clearOfMinuteBoundary(15_000);
     const a = await startedAttempt();
     const b = await startedAttempt();
     const tokenA = await ideToken(a.candidate, a.attempt.id);

@@ -5,7 +5,7 @@ import { taskKeys } from "../../src/domain/tasks";
 import { TEMPLATE_SOURCE_HOST } from "../../src/domain/templates";
 import { TEMPLATES, type CatalogueTemplate } from "../../src/services/templates/catalogue";
 import { call, errorBody, freshIp, sessionToken, uniqueSubject } from "../support/worker/client";
-import { acceptingRunner } from "../support/worker/runner-callbacks";
+import { acceptingRunner } from "../support/worker/fake-runner";
 import { finishPrepare, finishValidation, insertReadyTask, interviewerOf, taskUntil } from "../support/worker/tasks";
 
 const ORG = "org-templates";

@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { callbackSchema, type Callback } from "../../protocol/callback";
 import { emptyCallback } from "../../sandbox-runner/src/job-execution";
-import type { Callback } from "../../sandbox-runner/src/job-schema";
-import { RunnerCallbackSchema, summarizeResult } from "../../src/domain/runner-callback";
+import { summarizeResult } from "../../src/domain/runner-callback";
 
 const scored: Callback = {
   ...emptyCallback({ job_id: "job_9", kind: "test" }),
   status: "SUCCEEDED",
+  tests: [{ name: "t", classname: "", file: null, status: "passed", duration_ms: 1, message: null }],
+  counts: { total: 1, passed: 1, failed: 0, skipped: 0, errored: 0 },
+  log_tail: "ok",
   coverage: {
     format: "lcov",
     lines_total: 12,
@@ -29,28 +32,18 @@ const scored: Callback = {
   },
 };
 
-describe("runner callbacks with scoring data", () => {
-  it("keeps per-line coverage and lint findings through validation", () => {
-    expect(RunnerCallbackSchema.parse(scored)).toEqual(scored);
-    expect(RunnerCallbackSchema.parse({ ...scored, lint: null }).lint).toBeNull();
-  });
-
-  it("still accepts callbacks from runners without them", () => {
-    const { lint: _lint, ...older } = scored;
-    const plain = { ...older, coverage: { ...scored.coverage, files: [{ file: "src/a.js", lines_total: 7, lines_covered: 5 }] } };
-    expect(RunnerCallbackSchema.parse(plain)).toEqual(plain);
-  });
-
-  it("refuses findings it cannot score", () => {
-    const finding = scored.lint?.findings[0];
-    expect(RunnerCallbackSchema.safeParse({ ...scored, lint: { ...scored.lint, findings: [{ ...finding, severity: "info" }] } }).success).toBe(false);
-    expect(RunnerCallbackSchema.safeParse({ ...scored, coverage: { ...scored.coverage, files: [{ file: "a.js", lines_total: 1, lines_covered: 0, lines_missed: [0] }] } }).success).toBe(false);
-  });
-
-  it("the D1 summary counts findings instead of keeping them", () => {
-    const summary = summarizeResult(RunnerCallbackSchema.parse(scored));
-    expect(summary.lint).toEqual({ tool: "eslint+pyflakes", files_checked: 2, truncated: false, error: null, errors: 1, warnings: 2 });
+describe("the summary of a result kept in D1", () => {
+  it("drops the per-test and per-file lists and the log", () => {
+    const summary = summarizeResult(callbackSchema.parse(scored));
+    expect(summary).not.toHaveProperty("tests");
+    expect(summary).not.toHaveProperty("log_tail");
     expect(summary.coverage).toEqual({ format: "lcov", lines_total: 12, lines_covered: 5, percent: 41.67 });
-    expect(summarizeResult(RunnerCallbackSchema.parse(emptyCallback({ job_id: "job_9", kind: "test" })))).not.toHaveProperty("lint");
+    expect(summary.counts).toEqual(scored.counts);
+  });
+
+  it("counts lint findings instead of keeping them; a result without lint has none", () => {
+    const summary = summarizeResult(callbackSchema.parse(scored));
+    expect(summary.lint).toEqual({ tool: "eslint+pyflakes", files_checked: 2, truncated: false, error: null, errors: 1, warnings: 2 });
+    expect(summarizeResult(callbackSchema.parse(emptyCallback({ job_id: "job_9", kind: "test" })))).not.toHaveProperty("lint");
   });
 });

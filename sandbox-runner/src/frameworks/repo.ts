@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { readRegularFile } from "../workspace-fs";
-import type { Repo } from "./types";
 
 const packageJsonSchema = z.looseObject({
   scripts: z.record(z.string(), z.string()).optional(),
@@ -10,6 +9,16 @@ const packageJsonSchema = z.looseObject({
   optionalDependencies: z.record(z.string(), z.unknown()).optional(),
 });
 export type PackageJson = z.infer<typeof packageJsonSchema>;
+
+/** What a repository declares, as the framework modules read it. */
+export interface Repo {
+  workspace: string;
+  pkg: PackageJson | null;
+  /** A top-level file's text (config files, manifests), or null when it is missing or not a regular file. */
+  read(name: string): Promise<string | null>;
+  /** Whether the package.json names `name` in dependencies or devDependencies. */
+  depends(name: string): boolean;
+}
 
 const MANIFEST_MAX_BYTES = 1024 * 1024;
 

@@ -1,4 +1,4 @@
-import type { Framework } from "../job-schema";
+import type { Framework } from "../../../protocol/jobs";
 
 /** A test runner invocation found in a package.json script. */
 export interface ScriptCommand {

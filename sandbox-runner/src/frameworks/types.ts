@@ -1,15 +1,7 @@
-import type { Framework } from "../job-schema";
-import type { PackageJson } from "./repo";
+import type { Framework } from "../../../protocol/jobs";
+import type { Repo } from "./repo";
 
-/** What a repository declares, as the framework modules read it (repo.ts). */
-export interface Repo {
-  workspace: string;
-  pkg: PackageJson | null;
-  /** A top-level file's text (config files, manifests), or null when it is missing or not a regular file. */
-  read(name: string): Promise<string | null>;
-  /** Whether the package.json names `name` in dependencies or devDependencies. */
-  depends(name: string): boolean;
-}
+export type { Repo };
 
 /** Where the test process writes its reports and finds the runner's tools, inside the sandbox. */
 export interface RunPaths {

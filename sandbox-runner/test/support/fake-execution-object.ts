@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type RawData, type WebSocket as WsSocket, WebSocketServer } from "ws";
-import type { ObjectMessage, RunnerMessage } from "../../src/execution-session";
+import { Changes } from "../../../scripts/lib/wait";
+import type { RunnerCommand as ObjectMessage, RunnerMessage } from "../../../protocol/executions";
 
 export const EVENT_TIMEOUT_MS = 20_000;
 
@@ -13,18 +14,18 @@ export class RunnerSocket {
   readonly messages: RunnerMessage[] = [];
   /** The close code once the socket is closed (1005 when the runner sent none). */
   readonly closed: Promise<number>;
-  private readonly waiters: Array<() => void> = [];
+  private readonly changes = new Changes();
   private over = false;
 
   constructor(readonly socket: WsSocket) {
     socket.on("message", (data: RawData, binary: boolean) => {
       if (!binary) this.messages.push(JSON.parse(String(data)) as RunnerMessage);
-      this.wake();
+      this.changes.notify();
     });
     this.closed = new Promise((resolve) =>
       socket.on("close", (code: number) => {
         this.over = true;
-        this.wake();
+        this.changes.notify();
         resolve(code);
       }),
     );
@@ -44,19 +45,12 @@ export class RunnerSocket {
   }
 
   /** The first message that matches; fails when the socket closes first or it takes too long. */
-  async waitFor(what: string, match: (m: RunnerMessage) => boolean): Promise<RunnerMessage> {
-    const deadline = Date.now() + EVENT_TIMEOUT_MS;
-    for (;;) {
-      const found = this.messages.find(match);
-      if (found) return found;
-      const state = `; messages so far: ${JSON.stringify(this.messages).slice(-2000)}`;
-      if (this.over) throw new Error(`socket closed before ${what}${state}`);
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${state}`);
-      await new Promise<void>((resolve) => {
-        this.waiters.push(resolve);
-        setTimeout(resolve, 1000);
-      });
-    }
+  waitFor(what: string, match: (m: RunnerMessage) => boolean): Promise<RunnerMessage> {
+    return this.changes.until(() => this.messages.find(match), {
+      timeoutMs: EVENT_TIMEOUT_MS,
+      ended: () => this.over,
+      failure: (closed) => `${closed ? "socket closed before" : "timed out waiting for"} ${what}; messages so far: ${JSON.stringify(this.messages).slice(-2000)}`,
+    });
   }
 
   /** Resolves once the program's output contains `text`. */
@@ -66,10 +60,6 @@ export class RunnerSocket {
 
   async exit(): Promise<ExitMessage> {
     return (await this.waitFor("exit", (m) => m.type === "exit")) as ExitMessage;
-  }
-
-  private wake(): void {
-    for (const w of this.waiters.splice(0)) w();
   }
 }
 

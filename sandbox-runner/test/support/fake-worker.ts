@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Callback } from "../../src/job-schema";
-import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verify } from "../../src/signing";
+import type { Callback } from "../../../protocol/callback";
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "../../../protocol/signing";
 
 interface Waiter {
   resolve: (cb: Callback) => void;
@@ -83,9 +83,9 @@ export class FakeWorker {
     }
     if (req.method === "POST" && path === "/callback") {
       this.callbackAttempts++;
-      const ts = req.headers[TIMESTAMP_HEADER] as string | undefined;
-      const sig = req.headers[SIGNATURE_HEADER] as string | undefined;
-      if (!verify(this.secret, ts, sig, body).ok) return [401, "bad signature"];
+      const ts = req.headers[TIMESTAMP_HEADER.toLowerCase()] as string | undefined;
+      const sig = req.headers[SIGNATURE_HEADER.toLowerCase()] as string | undefined;
+      if (!(await verifySignature(this.secret, ts, sig, body)).ok) return [401, "bad signature"];
       if (this.failCallbacks > 0) {
         this.failCallbacks--;
         return [503, "try later"];
@@ -100,7 +100,9 @@ export class FakeWorker {
       return [200, "{}"];
     }
     if (req.method === "POST" && path === "/leases") {
-      if (!verify(this.secret, req.headers[TIMESTAMP_HEADER] as string | undefined, req.headers[SIGNATURE_HEADER] as string | undefined, body).ok) {
+      const ts = req.headers[TIMESTAMP_HEADER.toLowerCase()] as string | undefined;
+      const sig = req.headers[SIGNATURE_HEADER.toLowerCase()] as string | undefined;
+      if (!(await verifySignature(this.secret, ts, sig, body)).ok) {
         return [401, "bad signature"];
       }
       const beat = JSON.parse(body.toString("utf8")) as (typeof this.heartbeats)[number];

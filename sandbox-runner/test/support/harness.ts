@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitUntil } from "../../../scripts/lib/wait";
 import type { RunnerConfigInput } from "../../src/config";
-import type { Callback } from "../../src/job-schema";
+import type { Callback } from "../../../protocol/callback";
 import { livePidsOwnedBy } from "../../src/process-tree";
 import { startRunner, type RunningRunner } from "../../src/server";
-import { signedHeaders } from "../../src/signing";
+import { signedHeaders } from "../../../protocol/signing";
 import { FakeWorker } from "./fake-worker";
 import { snapshot } from "./tarball";
 
@@ -37,6 +38,11 @@ export const jobId = (label: string) => `job_${label}_${process.pid}_${++counter
 /** Small limits keep hostile cases quick; individual jobs raise them where needed. */
 export const TEST_LIMITS = { wall_ms: 20_000, cpu_ms: 20_000, memory_mb: 1024, processes: 128, output_bytes: 64 * 1024, workspace_mb: 64 };
 
+/**
+ * A runner on a work dir of its own. Test files run two at a time and count or kill the
+ * processes of their sandbox uids, so each file's `sandboxUidBase` (and the pool above it)
+ * must be one no other file uses.
+ */
 export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): Promise<Harness> {
   const workDir = overrides.workDir ?? (await mkdtemp(join(tmpdir(), "assay-runner-test-")));
   const logs: Array<Record<string, unknown>> = [];
@@ -69,7 +75,7 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
     const response = await fetch(`${runner.url}${path}`, {
       method: "POST",
       body,
-      headers: { "content-type": "application/json", ...(headers ?? signedHeaders(SECRET, body)) },
+      headers: { "content-type": "application/json", ...(headers ?? (await signedHeaders(SECRET, body))) },
     });
     return { status: response.status, body: (await response.json()) as unknown };
   };
@@ -136,12 +142,13 @@ const READ_SYSCALL = process.arch === "arm64" ? 63 : 0;
  */
 export async function blockedReading(uid: number, fd: number): Promise<void> {
   const { readFile } = await import("node:fs/promises");
-  for (let i = 0; i < 2000; i++) {
-    for (const pid of await livePidsOwnedBy(uid)) {
-      const [nr, arg0] = (await readFile(`/proc/${pid}/syscall`, "utf8").catch(() => "")).split(" ");
-      if (Number(nr) === READ_SYSCALL && Number(arg0) === fd) return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`no process of uid ${uid} came to wait on fd ${fd}`);
+  const readingFd = async (pid: number) => {
+    const [nr, arg0] = (await readFile(`/proc/${pid}/syscall`, "utf8").catch(() => "")).split(" ");
+    return Number(nr) === READ_SYSCALL && Number(arg0) === fd;
+  };
+  await waitUntil(
+    `a process of uid ${uid} to wait on fd ${fd}`,
+    async () => (await Promise.all((await livePidsOwnedBy(uid)).map(readingFd))).some(Boolean),
+    { timeoutMs: 20_000, intervalMs: 5 },
+  );
 }

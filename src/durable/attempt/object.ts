@@ -7,13 +7,12 @@ import { accept, refuse, type Outcome } from "../../domain/outcome";
 import type { SavedFileLookup, SaveEntry, SaveGroup } from "../../domain/evaluation";
 import { IDE_SESSION_LIMITS, ideTokenProblem, isActive } from "../../domain/ide-sessions";
 import { planOverlay, type OverlayEntry } from "../../domain/overlay";
-import { runFiles, runJobSpec, type RunOutcome, type RunRecord } from "../../domain/runs";
+import { runFiles, type EndedRun, type RunOutcome } from "../../domain/runs";
 import type { OverlayFile } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
-import { enqueueRunnerJob } from "../../services/runner/jobs";
 import { reserveChatTurn } from "./ai-chat";
-import { deleteRun, finishQueuedRun, readStoredRun, reserveRun, setRunJob, sweepDueRuns } from "./runs";
+import { deleteRun, endedRun, finishQueuedRun, readStoredRun, reserveRun, sweepDueRuns } from "./runs";
 import { readSavedFile, readSaveEntries, readSaveGroups, recordSaves, saveHistorySize, type SaveBound } from "./saves";
 import {
   SCHEMA,
@@ -22,18 +21,27 @@ import {
   readAttempt,
   readIdeTokens,
   readOverlay,
+  readFrozenOverlay,
   readOverlayBytes,
-  readOverlayContents,
   readSubmissionPayload,
   replaceOverlay,
   toRecord,
   updateAttempt,
-  type OverlayContentRow,
   type OverlayRow,
   type TokenRow,
 } from "./storage";
 import { syncChangeOutside } from "./sync";
-import type { AttemptActor, IdeSessionOpened, NewAttempt, NewRun, OverlaySaved, StagedChange, StoredRun } from "./types";
+import type {
+  AttemptActor,
+  IdeSessionOpened,
+  NewAttempt,
+  NewRun,
+  OverlaySaved,
+  ReservedRun,
+  StagedChange,
+  StoredRun,
+  SubmittedWork,
+} from "./types";
 
 /** The AttemptDO of an attempt: one per attempt id. */
 export function attemptObject(env: Env, attemptId: string): DurableObjectStub<AttemptDO> {
@@ -169,34 +177,26 @@ export class AttemptDO extends DurableObject<Env> {
   }
 
   /**
-   * Queues a test run of the overlay entries named in `changed_files` (docs/api.md, "Runs").
-   * The checks and the run's row are one step without an await, so concurrent requests
-   * cannot pass the bound on runs in flight together. Then the D1 row (which the job's
-   * completion looks the run up by) and the runner job; a run whose job could not be queued ends ERROR.
+   * Stores a test run of the overlay entries named in `changed_files` (docs/api.md, "Runs"),
+   * queued, for its runner job, which the caller queues next (flows/runs/create.ts). The
+   * checks and the run's row are one step without an await, so concurrent requests cannot
+   * pass the bound on runs in flight together. Then the D1 row, which the job's completion
+   * looks the run up by. A run whose job is never queued is ended by its sweep.
    */
-  async createRun(init: NewRun): Promise<Outcome<RunRecord>> {
+  async reserveRun(init: NewRun): Promise<Outcome<ReservedRun>> {
     const now = Date.now();
     const autoSubmitted = this.autoSubmitIfOverdue(now);
     const reserved = reserveRun(this.sql, now, init);
     // The run's sweep is on the alarm before anything below can stop half-way.
     if (autoSubmitted || reserved.ok) await this.syncOutside();
     if (!reserved.ok) return reserved;
-    const { record, files } = reserved.value;
     try {
-      await insertRun(database(this.env.DB), record, 1);
+      await insertRun(database(this.env.DB), reserved.value.record, 1);
     } catch (e) {
-      deleteRun(this.sql, record.id);
+      deleteRun(this.sql, init.id);
       throw e;
     }
-    try {
-      const job = await enqueueRunnerJob(this.env, runJobSpec(record, init.task, files));
-      setRunJob(this.sql, record.id, job.id);
-    } catch (e) {
-      finishQueuedRun(this.sql, record.id, null, { status: "ERROR", reason: `the run could not be queued: ${String(e)}`, result: null });
-      await this.syncOutside();
-      throw e;
-    }
-    return accept(record);
+    return reserved;
   }
 
   /**
@@ -237,16 +237,22 @@ export class AttemptDO extends DurableObject<Env> {
     return readStoredRun(this.sql, runId);
   }
 
-  /** Records how a run's job ended; a repeated or late report changes nothing. Runs finish after submission too. */
-  async finishRun(runId: string, jobId: string, outcome: RunOutcome): Promise<void> {
+  /**
+   * Records how a run's job ended; a repeated or late report changes nothing. Runs finish
+   * after submission too. Returns the run once it has ended, by this call or an earlier one.
+   */
+  async finishRun(runId: string, jobId: string, outcome: RunOutcome): Promise<EndedRun | null> {
     if (finishQueuedRun(this.sql, runId, jobId, outcome)) await this.syncOutside();
+    return endedRun(this.sql, runId);
   }
 
-  /** The overlay as frozen at submission, with contents, for scoring; null before submission. */
-  async frozenOverlay(): Promise<OverlayContentRow[] | null> {
-    const status = readAttempt(this.sql)?.status;
-    if (status !== "SUBMITTED" && status !== "SCORED") return null;
-    return readOverlayContents(this.sql);
+  /** All that scoring reads of a submitted attempt, in one call; null before submission. */
+  async submittedWork(): Promise<SubmittedWork | null> {
+    const row = readAttempt(this.sql);
+    if (row?.status !== "SUBMITTED" && row?.status !== "SCORED") return null;
+    const payload = readSubmissionPayload(this.sql);
+    if (!payload) throw new Error(`submitted attempt ${row.id} has no submission payload`);
+    return { record: toRecord(row), payload, overlay: readFrozenOverlay(this.sql) };
   }
 
   /** The submit payload as the client sent it (the D1 row keeps only its summary). */

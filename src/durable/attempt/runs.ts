@@ -2,7 +2,7 @@ import { database } from "../../db/client";
 import { findRunnerJob } from "../../db/runner-jobs";
 import { stateRefusal } from "../../domain/attempts";
 import { accept, invalid, type Outcome } from "../../domain/outcome";
-import { isFinalStatus, type OverlayFile } from "../../domain/runner-jobs";
+import { isFinalStatus } from "../../domain/runner-jobs";
 import {
   inFlightRefusal,
   runFiles,
@@ -10,6 +10,7 @@ import {
   runSweepAt,
   sweepReason,
   unknownPathIssues,
+  type EndedRun,
   type RunOutcome,
   type RunRecord,
 } from "../../domain/runs";
@@ -18,18 +19,17 @@ import { log } from "../../lib/log";
 import { giveUpRunnerJob } from "../../services/runner/jobs";
 import { currentAttempt, iso, readOverlayBytes, toRunRecord, type RunRow } from "./storage";
 import { RETRY_BY_ALARM_MS } from "./sync";
-import type { NewRun, StoredRun } from "./types";
-import { notificationsFor } from "../../domain/notifications";
-import { notify } from "../notification/send";
+import type { NewRun, ReservedRun, StoredRun } from "./types";
 
 // The attempt's test runs in the object's storage. Every function but sweepDueRuns is
 // synchronous, so the AttemptDO can check and change runs within one step of its input gate.
 
 /**
  * Checks a new run against the attempt's state, its overlay and the bound on runs in flight,
- * and stores it queued with its first sweep; returns it with the runner's files.
+ * and stores it queued, with the id its runner job will have and its first sweep; returns it
+ * with the runner's files.
  */
-export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcome<{ record: RunRecord; files: OverlayFile[] }> {
+export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcome<ReservedRun> {
   const attempt = currentAttempt(sql);
   const refusal = stateRefusal("run", attempt);
   if (refusal) return { ok: false, refusal };
@@ -53,9 +53,10 @@ export function reserveRun(sql: SqlStorage, nowMs: number, init: NewRun): Outcom
     result: null,
   };
   sql.exec(
-    `INSERT INTO runs (id, status, changed_files, timeout_seconds, created_at, updated_at, sweep_at, version, synced_version)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 1, 1)`,
+    `INSERT INTO runs (id, job_id, status, changed_files, timeout_seconds, created_at, updated_at, sweep_at, version, synced_version)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1)`,
     record.id,
+    init.job_id,
     record.status,
     JSON.stringify(record.changed_files),
     record.timeout_seconds,
@@ -71,14 +72,17 @@ export function deleteRun(sql: SqlStorage, runId: string): void {
   sql.exec("DELETE FROM runs WHERE id = ?", runId);
 }
 
-/** Records the runner job of a reserved run; a run that has one already keeps it. */
-export function setRunJob(sql: SqlStorage, runId: string, jobId: string): void {
-  sql.exec("UPDATE runs SET job_id = ? WHERE id = ? AND job_id IS NULL", jobId, runId);
-}
-
 export function readStoredRun(sql: SqlStorage, runId: string): StoredRun | null {
   const row = sql.exec<RunRow>("SELECT * FROM runs WHERE id = ?", runId).toArray()[0];
   return row ? { record: toRunRecord(row, currentAttempt(sql).id), job_id: row.job_id } : null;
+}
+
+/** The run once it has ended, with its attempt's candidate; null while it is in flight, or when there is no such run. */
+export function endedRun(sql: SqlStorage, runId: string): EndedRun | null {
+  const row = sql.exec<Pick<RunRow, "status">>("SELECT status FROM runs WHERE id = ?", runId).toArray()[0];
+  if (!row || row.status === "queued") return null;
+  const attempt = currentAttempt(sql);
+  return { attempt_id: attempt.id, candidate_id: attempt.candidate_id, run_id: runId, status: row.status };
 }
 
 /** Gives a run still in flight its final status; true when this call did. */
@@ -118,7 +122,7 @@ export async function sweepDueRuns(env: Env, sql: SqlStorage, nowMs: number): Pr
 
 async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): Promise<void> {
   if (run.job_id === null) {
-    // The object stopped between storing the run and queuing its job.
+    // Stored before runs were stored with their job's id, and stopped before its job was queued.
     await sweptFinish(env, sql, run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
     return;
   }
@@ -142,12 +146,18 @@ async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): 
 }
 
 /**
- * A run the sweep ends: recorded as the completion handler would, and its candidate told, as
- * the handler's flow tells them of the runs it records (docs/api.md, "Notifications").
+ * A run the sweep ends. The object records it, as it records the runs their jobs' handlers
+ * end; telling the candidate is the run-ended flow's (flows/runs/job-finished.ts), reached by
+ * a queue message because an object calls no flow. Like every notification, a message that
+ * cannot be queued is logged, not retried: the run has ended either way.
  */
 async function sweptFinish(env: Env, sql: SqlStorage, runId: string, jobId: string | null, outcome: RunOutcome): Promise<void> {
   if (!finishQueuedRun(sql, runId, jobId, outcome)) return;
-  const attempt = currentAttempt(sql);
-  const payload = { attempt_id: attempt.id, run_id: runId, status: outcome.status };
-  await notify(env, notificationsFor([attempt.candidate_id], "run.finished", payload, runId));
+  const run = endedRun(sql, runId);
+  if (!run) return;
+  try {
+    await env.RUNNER_JOBS.send({ type: "run_ended", run });
+  } catch (e) {
+    log("error", "attempt: a swept run's announcement could not be queued", { run_id: runId, error: String(e) });
+  }
 }

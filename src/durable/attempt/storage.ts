@@ -1,7 +1,7 @@
 import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import type { OverlayEntry, OverlayOp } from "../../domain/overlay";
 import type { OverlayContent, RunRecord, StoredRunStatus } from "../../domain/runs";
-import type { StagedChange } from "./types";
+import type { FrozenEntry, StagedChange } from "./types";
 
 // The object's own SQLite database: one attempt, its overlay, its IDE tokens, the full
 // submission (the git diff and behavior signals are too large for the D1 row), and its test
@@ -130,6 +130,11 @@ export function replaceOverlay(sql: SqlStorage, files: readonly StagedChange[], 
 
 export function readOverlayContents(sql: SqlStorage): OverlayContentRow[] {
   return sql.exec<OverlayContentRow>("SELECT path, op, content FROM overlay ORDER BY path").toArray();
+}
+
+/** The overlay with its contents and change times, as scoring reads it once it is frozen. */
+export function readFrozenOverlay(sql: SqlStorage): FrozenEntry[] {
+  return sql.exec<FrozenEntry>("SELECT path, op, content, updated_at FROM overlay ORDER BY path").toArray();
 }
 
 /** The overlay with its contents as bytes, as the runner's files are built from it. */

@@ -1,5 +1,7 @@
-import type { AttemptRecord } from "../../domain/attempts";
-import type { RunRecord, RunTask } from "../../domain/runs";
+import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
+import type { OverlayOp } from "../../domain/overlay";
+import type { OverlayFile } from "../../domain/runner-jobs";
+import type { RunRecord } from "../../domain/runs";
 
 /**
  * Who acts on an attempt: its candidate with a session (the route has checked that against
@@ -24,15 +26,39 @@ export interface IdeSessionOpened {
   active_sessions: number;
 }
 
-/** A run to queue: its id, the overlay paths it includes (as the client listed them), and its task. */
+/**
+ * A run to queue: its id, its runner job's id (the job is queued once the run is stored), the
+ * overlay paths it includes (as the client listed them), and its limit.
+ */
 export interface NewRun {
   id: string;
+  job_id: string;
   changed_files: string[];
   timeout_seconds: number;
-  task: RunTask;
 }
 
-/** A run and its runner job (null until the job is queued). */
+/** A stored run and the runner's files of it, for its job. */
+export interface ReservedRun {
+  record: RunRecord;
+  files: OverlayFile[];
+}
+
+/** A submitted attempt as scoring reads it: the record, the payload as sent, and the frozen overlay. */
+export interface SubmittedWork {
+  record: AttemptRecord;
+  payload: SubmissionPayload;
+  overlay: FrozenEntry[];
+}
+
+/** An entry of the frozen overlay with its content (null for a deletion) and when it last changed. */
+export type FrozenEntry = {
+  path: string;
+  op: OverlayOp;
+  content: ArrayBuffer | null;
+  updated_at: string;
+};
+
+/** A run and its runner job's id (null only for a run stored before runs were stored with it). */
 export interface StoredRun {
   record: RunRecord;
   job_id: string | null;

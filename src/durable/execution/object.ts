@@ -72,7 +72,8 @@ export class ExecutionDO extends DurableObject<Env> {
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
   }
 
-  async init(init: ExecutionInit): Promise<void> {
+  /** Sets the execution up to wait for its runner; answers the state it starts in, so the caller need not ask for it. */
+  async init(init: ExecutionInit): Promise<ExecutionSummary> {
     if (readExecution(this.sql)) throw new Error(`execution ${init.id} exists already`);
     const now = Date.now();
     this.sql.exec(
@@ -83,6 +84,7 @@ export class ExecutionDO extends DurableObject<Env> {
       init.connectNonce,
     );
     await this.ctx.storage.setAlarm(now + EXECUTION_LIMITS.connectSeconds * 1000);
+    return { status: "starting", created_at: new Date(now).toISOString(), started_at: null, ended_at: null, next_seq: 0, output_bytes: 0, exit: null };
   }
 
   async summary(): Promise<ExecutionSummary | null> {

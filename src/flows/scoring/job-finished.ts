@@ -6,14 +6,15 @@ import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId } from "../../domain/runner-jobs";
 import { hiddenTestFiles, SCORING_STEPS, SCORING_TRIES, scoringJobFiles } from "../../domain/scoring-jobs";
 import { bytesToBase64 } from "../../domain/overlay";
+import type { AttemptRecord } from "../../domain/attempts";
 import { attemptObject } from "../../durable/attempt/object";
 import type { Env } from "../../env";
 import { taskFollowers } from "../../db/invitations";
 import { notificationsFor } from "../../domain/notifications";
-import { notify } from "../../durable/notification/send";
+import { notify } from "../notify";
 import { readRunnerResult } from "../../services/runner/jobs";
 import { buildReport, hiddenRunOf } from "./report";
-import { runScoringJobs } from "./start";
+import { runScoringJobs, submittedWork } from "./start";
 
 /**
  * Completion handler of scoring's runner jobs (owner type `scoring`). When both runs of the
@@ -27,10 +28,7 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
   const db = database(env.DB);
   const score = await findScore(db, owner.id);
   if (!score) return;
-  if (score.status === "scored") {
-    await attemptObject(env, score.attemptId).markScored(score.id);
-    return reportReady(env, score.id, score.attemptId);
-  }
+  if (score.status === "scored") return reportReady(env, score.id, await attemptObject(env, score.attemptId).markScored(score.id));
   if (score.status !== "scoring") return;
   // The round's job ids are written right after both are queued; a job may finish first.
   if (!score.hiddenJobId || !score.workspaceJobId) throw new Error(`score ${score.id}: the round's jobs are not recorded yet`);
@@ -42,7 +40,7 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
   if (infrastructure.length > 0) {
     const reasons = infrastructure.map((j) => j.reason ?? "unknown").join("; ");
     if (!(await claimFailedRound(db, score.id, score.hiddenJobId, reasons))) return;
-    if (score.tries < SCORING_TRIES) return runScoringJobs(env, score.id, score.attemptId);
+    if (score.tries < SCORING_TRIES) return runScoringJobs(env, score.id, await submittedWork(env, score.attemptId));
     await updateScoring(db, score.id, {
       status: "failed",
       reason: `Scoring failed after ${score.tries} tries because the sandbox runner could not run it: ${reasons}. An admin can re-score.`,
@@ -51,23 +49,19 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
     return;
   }
 
-  const record = await attemptObject(env, score.attemptId).record();
-  const task = record && (await findTask(db, record.task_id));
-  if (!record || !task) throw new Error(`score ${score.id}: attempt or task missing`);
-  const [hiddenResult, workspaceResult, frozen] = await Promise.all([
-    readRunnerResult(env, hidden.id),
-    readRunnerResult(env, workspace.id),
-    attemptObject(env, score.attemptId).frozenOverlay(),
-  ]);
+  const work = await submittedWork(env, score.attemptId);
+  const task = await findTask(db, work.record.task_id);
+  if (!task) throw new Error(`score ${score.id}: task ${work.record.task_id} missing`);
+  const [hiddenResult, workspaceResult] = await Promise.all([readRunnerResult(env, hidden.id), readRunnerResult(env, workspace.id)]);
   const hiddenTests = new Set([...(task.testFiles ?? []), ...hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? [])]);
   const jobFiles = scoringJobFiles(
-    (frozen ?? []).map((f) => ({ path: f.path, op: f.op, content: null })),
+    work.overlay.map((f) => ({ path: f.path, op: f.op, content: null })),
     hiddenTests,
     bytesToBase64,
   );
   const report = await buildReport(
     env,
-    { scoreId: score.id, task, attempt: record },
+    { scoreId: score.id, task, work },
     hiddenRunOf(hidden.status as "SUCCEEDED" | "FAILED" | "TIMED_OUT", hidden.reason, hiddenResult),
     { status: workspace.status, reason: workspace.reason, result: workspaceResult },
     jobFiles,
@@ -81,14 +75,11 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
     completedAt: now,
   });
   if (!stored) return;
-  await attemptObject(env, score.attemptId).markScored(score.id);
-  await reportReady(env, score.id, score.attemptId);
+  await reportReady(env, score.id, await attemptObject(env, score.attemptId).markScored(score.id));
 }
 
 /** Tells the candidate and the staff following the task that the report is there; a repeat is skipped by key. */
-async function reportReady(env: Env, scoreId: string, attemptId: string): Promise<void> {
-  const record = await attemptObject(env, attemptId).record();
-  if (!record) return;
+async function reportReady(env: Env, scoreId: string, record: AttemptRecord): Promise<void> {
   const followers = await taskFollowers(database(env.DB), record.task_id);
   const payload = { attempt_id: record.id, score_id: scoreId, task_id: record.task_id };
   await notify(env, notificationsFor([record.candidate_id, ...followers], "score_report.ready", payload, scoreId));

@@ -2,7 +2,6 @@ import { database } from "../../db/client";
 import { runTimeline } from "../../db/runs";
 import { measuredTelemetry } from "../../db/telemetry";
 import type { TaskRow } from "../../db/tasks";
-import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import { classifyPath } from "../../domain/patch-rules";
 import type { RunnerCallback } from "../../domain/runner-callback";
 import {
@@ -28,7 +27,7 @@ import type { ScoreReport } from "../../domain/score-views";
 import type { ScoringJobFiles } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
 import type { TestResult } from "../../domain/test-outcomes";
-import { attemptObject } from "../../durable/attempt/object";
+import type { FrozenEntry, SubmittedWork } from "../../durable/attempt/types";
 import type { Env } from "../../env";
 import { readTarFiles } from "../../services/repohost/tar";
 import { artifactStorage } from "../../services/storage/storage";
@@ -53,8 +52,7 @@ async function baseFiles(env: Env, task: TaskRow, paths: string[]): Promise<Map<
 }
 
 /** The candidate's changed lines per file: the frozen overlay against the snapshot. */
-async function changedFiles(env: Env, task: TaskRow, attemptId: string): Promise<ChangedFile[]> {
-  const frozen = (await attemptObject(env, attemptId).frozenOverlay()) ?? [];
+async function changedFiles(env: Env, task: TaskRow, frozen: readonly FrozenEntry[]): Promise<ChangedFile[]> {
   const upserts = frozen.filter((f) => f.op === "upsert" && f.content);
   const base = await baseFiles(env, task, upserts.map((f) => f.path));
   const out: ChangedFile[] = [];
@@ -84,25 +82,22 @@ function coverageOf(result: RunnerCallback | null): Map<string, FileCoverage> | 
  */
 export async function buildReport(
   env: Env,
-  ids: { scoreId: string; task: TaskRow; attempt: AttemptRecord },
+  ids: { scoreId: string; task: TaskRow; work: SubmittedWork },
   hidden: HiddenRun,
   workspace: { status: string; reason: string | null; result: RunnerCallback | null },
   jobFiles: Pick<ScoringJobFiles, "ignoredTestEdits" | "excludedFromHidden">,
 ): Promise<ScoreReport> {
   const { ignoredTestEdits } = jobFiles;
-  const { task, attempt } = ids;
-  const object = attemptObject(env, attempt.id);
+  const { task, work } = ids;
+  const attempt = work.record;
   const db = database(env.DB);
-  const [files, rawPayload, overlay, attemptRuns, telemetry] = await Promise.all([
-    changedFiles(env, task, attempt.id),
-    object.submissionPayload(),
-    object.overlay(),
+  const [files, attemptRuns, telemetry] = await Promise.all([
+    changedFiles(env, task, work.overlay),
     runTimeline(db, attempt.id),
     measuredTelemetry(db, attempt.id, attempt.submitted_at ?? new Date().toISOString()),
   ]);
-  // RPC types the payload's free-form behavior_signals away; it is the object's own SubmissionPayload.
-  const payload = rawPayload as SubmissionPayload | null;
-  const lastChangeAt = overlay.map((e) => e.updated_at).sort().at(-1) ?? null;
+  const payload = work.payload;
+  const lastChangeAt = work.overlay.map((e) => e.updated_at).sort().at(-1) ?? null;
   const workspaceRan = workspace.status === "SUCCEEDED" ? workspace.result : null;
 
   const subs: Record<SubscoreName, Subscore> = {
@@ -117,17 +112,17 @@ export async function buildReport(
       startedAt: attempt.started_at,
       submittedAt: attempt.submitted_at,
       telemetry,
-      claimed: payload?.behavior_signals ?? {},
+      claimed: payload.behavior_signals ?? {},
     }),
-    communication: communication(payload?.explanation ?? null, files),
+    communication: communication(payload.explanation ?? null, files),
   };
   const counts = workspaceRan?.counts;
   const claims = claimGaps(
     {
-      tests_passed: payload?.tests_passed ?? null,
-      tests_total: payload?.tests_total ?? null,
-      coverage: payload?.coverage ?? null,
-      lint_score: payload?.lint_score ?? null,
+      tests_passed: payload.tests_passed ?? null,
+      tests_total: payload.tests_total ?? null,
+      coverage: payload.coverage ?? null,
+      lint_score: payload.lint_score ?? null,
     },
     {
       visiblePassRate: counts && counts.total > 0 ? counts.passed / counts.total : null,

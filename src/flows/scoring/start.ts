@@ -7,12 +7,14 @@ import { stepOwnerId, TEST_FRAMEWORKS } from "../../domain/runner-jobs";
 import { jobRuntime } from "../../domain/task-settings";
 import { hiddenTestFiles, RUNNABLE_TEST_FILE, scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
 import { taskKeys } from "../../domain/tasks";
+import type { AttemptRecord } from "../../domain/attempts";
 import { attemptObject } from "../../durable/attempt/object";
+import type { SubmittedWork } from "../../durable/attempt/types";
 import type { Env } from "../../env";
 import { enqueueRunnerJob } from "../../services/runner/jobs";
 import { artifactStorage } from "../../services/storage/storage";
 import { notificationsFor } from "../../domain/notifications";
-import { notify } from "../../durable/notification/send";
+import { notify } from "../notify";
 
 /** Scoring cannot start and retrying will not change that: the attempt shows why. */
 export class ScoringStartError extends Error {
@@ -28,7 +30,8 @@ const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
  * finds the report and does nothing.
  */
 export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
-  await noticeSubmission(env, attemptId);
+  const work = await submittedWork(env, attemptId);
+  await noticeSubmission(env, work.record);
   const db = database(env.DB);
   const latest = await latestScore(db, attemptId);
   let scoreId: string;
@@ -40,16 +43,22 @@ export async function startScoring(env: Env, attemptId: string, rescore: boolean
     if (latest && !rescore) return;
     scoreId = await insertScore(db, attemptId, { status: "scoring" });
   }
-  await runScoringJobs(env, scoreId, attemptId);
+  await runScoringJobs(env, scoreId, work);
 }
 
-/** Queues the hidden-test run and the workspace run of one round of scoring. */
-export async function runScoringJobs(env: Env, scoreId: string, attemptId: string): Promise<void> {
+/** All that scoring reads of a submitted attempt, from its object in one call. */
+export async function submittedWork(env: Env, attemptId: string): Promise<SubmittedWork> {
+  // RPC types the payload's free-form behavior_signals away; it is the object's own SubmittedWork.
+  const work = (await attemptObject(env, attemptId).submittedWork()) as SubmittedWork | null;
+  if (!work) throw new Error(`attempt ${attemptId} is not submitted`);
+  return work;
+}
+
+/** Queues the hidden-test run and the workspace run of one round of scoring of the submitted work. */
+export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedWork): Promise<void> {
   const db = database(env.DB);
-  const attempt = attemptObject(env, attemptId);
-  const record = await attempt.record();
-  const frozen = await attempt.frozenOverlay();
-  if (!record || !frozen) throw new Error(`attempt ${attemptId} is not submitted`);
+  const { record, overlay: frozen } = work;
+  const attemptId = record.id;
   const task = await findTask(db, record.task_id);
   if (!task?.snapshotSha256 || !task.testFramework) throw new Error(`task ${record.task_id} is not ready to score against`);
   const testPatch = await (await artifactStorage(env).get(taskKeys(task.id).testPatch))?.text();
@@ -106,9 +115,8 @@ export async function recordStartFailure(env: Env, attemptId: string, reason: st
  * scoring, and the candidate of one submitted by its deadline hears of that too (so do the
  * staff); the key is the attempt, so each is said once, re-scoring included.
  */
-async function noticeSubmission(env: Env, attemptId: string): Promise<void> {
-  const record = await attemptObject(env, attemptId).record();
-  if (!record || record.submitted_at === null) return;
+async function noticeSubmission(env: Env, record: AttemptRecord): Promise<void> {
+  if (record.submitted_at === null) return;
   const followers = (await taskFollowers(database(env.DB), record.task_id)).filter((id) => id !== record.candidate_id);
   const submitted = { attempt_id: record.id, task_id: record.task_id, candidate_id: record.candidate_id, auto_submitted: record.auto_submitted };
   await notify(env, notificationsFor(followers, "attempt.submitted", submitted, record.id));

@@ -2,7 +2,7 @@ import { database } from "../../db/client";
 import { failTask, type TaskRow } from "../../db/tasks";
 import { notificationsFor } from "../../domain/notifications";
 import type { Env } from "../../env";
-import { notify } from "../../durable/notification/send";
+import { notify } from "../notify";
 
 /**
  * Tells whoever imported the task, or made the draft, that its import or validation ended

@@ -1,6 +1,6 @@
+import { signedHeaders } from "../../../protocol/signing";
 import { dispatchVerdict } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
-import { signedHeaders } from "./signing";
 
 export interface DispatchResult {
   verdict: ReturnType<typeof dispatchVerdict>;

@@ -47,10 +47,10 @@ const JSON_TYPE = { contentType: "application/json" };
 
 /**
  * Creates a runner job and queues its dispatch; once the job has a final status its owner's
- * job-finished handler (flows/job-finished.ts) is called.
+ * job-finished handler (flows/job-finished.ts) is called. `id` is given by an owner that
+ * stores it before the job exists.
  */
-export async function enqueueRunnerJob(env: Env, spec: RunnerJobSpec): Promise<{ id: string }> {
-  const id = newRunnerJobId();
+export async function enqueueRunnerJob(env: Env, spec: RunnerJobSpec, id: string = newRunnerJobId()): Promise<{ id: string }> {
   const db = database(env.DB);
   await artifactStorage(env).put(runnerJobKeys(id).spec, JSON.stringify(spec), JSON_TYPE);
   await insertRunnerJob(db, id, spec.kind, spec.owner);

@@ -1,6 +1,7 @@
 import { inject } from "vitest";
 import { mintLocalToken } from "../../../scripts/lib/local-token";
 import { nextClientIp } from "../../../scripts/lib/client-ip";
+import { poll } from "../../../scripts/lib/wait";
 
 /** A client IP of its own per test, so one test's rate limits never reach another. */
 export const freshIp = nextClientIp;
@@ -30,6 +31,18 @@ export async function devToken(claims: { sub: string; email?: string; role: stri
   return mintLocalToken({ email: `${claims.sub}@example.test`, ...claims });
 }
 
+/** Polls the task as a client would, with backoff, until its import settles: READY or FAILED. */
+export function settledTask<T extends { status: string }>(token: string, taskId: string, timeoutMs: number): Promise<T> {
+  return poll(
+    `task ${taskId} to be READY or FAILED`,
+    async () => {
+      const task = (await (await api(`/api/v1/tasks/${taskId}`, { token })).json()) as T;
+      return task.status === "READY" || task.status === "FAILED" ? task : undefined;
+    },
+    { timeoutMs, intervalMs: 200, maxIntervalMs: 3000 },
+  );
+}
+
 /**
  * Imports the demo pull request (assay-demo/slugify-js#1) as `interviewer` into `org` and
  * waits, polling with backoff, until it is READY: the task most end-to-end tests work on.
@@ -42,12 +55,7 @@ export async function readyDemoTask(interviewer: string, org: string, visibility
   });
   if (imported.status !== 202) throw new Error(`import: ${imported.status} ${await imported.text()}`);
   const taskId = ((await imported.json()) as { task_id: string }).task_id;
-  let delay = 200;
-  for (let waited = 0; waited < 240_000; waited += delay, delay = Math.min(delay * 2, 3000)) {
-    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token: interviewer })).json()) as { status: string; failure_reason: string };
-    if (task.status === "READY") return taskId;
-    if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  throw new Error("the demo task did not become READY");
+  const task = await settledTask<{ status: string; failure_reason: string }>(interviewer, taskId, 240_000);
+  if (task.status === "FAILED") throw new Error(`the demo task failed: ${task.failure_reason}`);
+  return taskId;
 }

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { inject } from "vitest";
+import { waitUntil } from "../../../scripts/lib/wait";
 
 /** The IPv4 sockets on a local TCP port, as the fields of their /proc/net/tcp lines (3: state, 4: queues, 9: inode). */
 function socketsAt(port: number): string[][] {
@@ -26,11 +27,7 @@ export function listeningPid(port: number): number {
 }
 
 /** Polls `ready` until it holds, as a client waits for something it can see. */
-async function until(what: string, ready: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 60_000; !ready(); await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > deadline) throw new Error(`waited a minute for ${what}`);
-  }
-}
+const until = (what: string, ready: () => boolean) => waitUntil(what, ready, { timeoutMs: 60_000 });
 
 /** The processes whose parent is `pid`, with their command names and states (/proc/<pid>/stat). */
 function childrenOf(pid: number): { comm: string; state: string }[] {

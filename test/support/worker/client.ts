@@ -2,9 +2,19 @@ import { env, exports } from "cloudflare:workers";
 import { importJWK, SignJWT, type JWK } from "jose";
 import { DEV_AUDIENCE, DEV_ISSUER } from "../../../scripts/lib/dev-identity";
 import { nextClientIp } from "../../../scripts/lib/client-ip";
+import { poll, sleep } from "../../../scripts/lib/wait";
 
 /** A client IP of its own per test, so one test's rate limits never reach another. */
 export const freshIp = nextClientIp;
+
+/**
+ * Returns once at least `needMs` are left before the clock's next minute, waiting for that
+ * minute if need be: the rate limits count in windows aligned to it.
+ */
+export async function clearOfMinuteBoundary(needMs: number): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 60_000 - needMs) await sleep(60_000 - intoMinute + 100);
+}
 
 export interface CallOptions {
   method?: string;
@@ -69,12 +79,6 @@ export async function errorBody(res: Response): Promise<{ detail: unknown; error
 }
 
 /** Polls until `probe` returns a value (real queue deliveries arrive within about a second). */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`nothing after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+export function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  return poll("a value from the probe", probe, { timeoutMs });
 }

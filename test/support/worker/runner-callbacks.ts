@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { vi } from "vitest";
 import type { RunnerCallback } from "../../../src/domain/runner-callback";
 import { call } from "./client";
 
@@ -52,20 +51,4 @@ export function callbackFor(jobId: string, overrides: Partial<RunnerCallback> = 
     artifacts: { junit: true, log: true },
     ...overrides,
   };
-}
-
-/**
- * Stands in for the sandbox runner at RUNNER_URL, accepting every job (the tests then play its
- * callbacks); every other request, to the dev repo host for one, goes out for real. Returns the
- * restore function.
- */
-export function acceptingRunner(): () => void {
-  const realFetch = globalThis.fetch;
-  const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    if (!request.url.startsWith(env.RUNNER_URL)) return realFetch(request);
-    const job = (await request.json()) as { job_id: string };
-    return Response.json({ job_id: job.job_id, status: "accepted" }, { status: 202 });
-  });
-  return () => spy.mockRestore();
 }

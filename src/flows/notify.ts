@@ -1,8 +1,8 @@
-import type { Notification, NotificationEvent } from "../../domain/notifications";
-import { notificationObject } from "./object";
-import type { Env } from "../../env";
-import { log } from "../../lib/log";
-import type { NotificationQueueMessage } from "../../domain/queue-messages";
+import type { Notification, NotificationEvent } from "../domain/notifications";
+import type { NotificationQueueMessage } from "../domain/queue-messages";
+import { notificationObject } from "../durable/notification/object";
+import type { Env } from "../env";
+import { log } from "../lib/log";
 
 const SEND_TRIES = 3;
 const BATCH = 100;
@@ -11,7 +11,7 @@ const BATCH = 100;
  * Hands notifications to the queue (docs/api.md, "Notifications"). It never throws: a
  * notification is a side effect, and the action that caused it has happened either way. A
  * refused send is tried again at once, up to SEND_TRIES times, then logged with its keys.
- * It lives beside the object so that flows and other objects (which only send) can both use it.
+ * Who is told what is decided by the flows that call it; objects never notify.
  */
 export async function notify(env: Env, events: readonly NotificationEvent[]): Promise<void> {
   const createdAt = new Date().toISOString();

@@ -2,7 +2,8 @@
 // bearer credential, polling with exponential backoff. Used by `npm run demo` and the e2e tests.
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { nextClientIp } from "../lib/client-ip";
+import { nextClientIp } from "./client-ip";
+import { poll } from "./wait";
 
 export class ApiError extends Error {
   constructor(
@@ -40,14 +41,8 @@ export class AssayClient {
   }
 
   /** Polls `probe` with backoff (0.25 s doubling to 4 s) until it returns a value. */
-  async poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (let delay = 250; ; delay = Math.min(delay * 2, 4000)) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() + delay > deadline) throw new Error(`${what}: nothing after ${timeoutMs} ms`);
-      await new Promise((r) => setTimeout(r, delay));
-    }
+  poll<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 180_000): Promise<T> {
+    return poll(what, probe, { timeoutMs, intervalMs: 250, maxIntervalMs: 4000 });
   }
 
   async importTask(prUrl: string, organizationId: string, visibility = "PRIVATE_ORG"): Promise<Task> {
