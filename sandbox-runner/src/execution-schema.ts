@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { executionSchema as executionBodySchema } from "../../protocol/executions";
+import { executionSchema as executionBodySchema } from "../../protocol/execution-messages";
 import { INTERACTIVE_LANGUAGES, interactiveArgv } from "./interactive";
 import { UnsafeInputError } from "./safe-path";
 

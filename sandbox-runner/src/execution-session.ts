@@ -1,5 +1,5 @@
 import { setTimeout as pause } from "node:timers/promises";
-import { type Execution, type RunnerCommand, runnerCommandSchema, type RunnerMessage } from "../../protocol/executions";
+import { type Execution, type RunnerCommand, runnerCommandSchema, type RunnerMessage } from "../../protocol/execution-messages";
 import {
   type InteractiveContext, type InteractiveExecution, type InteractiveExit, type InteractiveStatus, type OutputChunk, StdinQueue, startInteractive,
 } from "./interactive";

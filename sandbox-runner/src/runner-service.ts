@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { ArtifactCache, type CacheStats } from "./cache";
 import { type Cgroups, detectCgroups } from "./cgroups";
 import type { RunnerConfig } from "./config";
-import type { Execution } from "../../protocol/executions";
+import type { Execution } from "../../protocol/execution-messages";
 import { type ExecutionOutcome, ExecutionSession } from "./execution-session";
 import { InstallCache } from "./install-cache";
 import { emptyCallback, type ExecutionContext, executeJob, SHUTDOWN_REASON } from "./job-execution";

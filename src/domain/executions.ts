@@ -5,7 +5,7 @@
  * (client ⇄ object, runner ⇄ object) as pure functions of the object's state.
  */
 import { z } from "zod";
-import { EXECUTION_LANGUAGES, type ReceivedRunnerMessage as RunnerMessage, type RunnerCommand, runnerMessageSchema } from "../../protocol/executions";
+import { EXECUTION_LANGUAGES, type ReceivedRunnerMessage as RunnerMessage, type RunnerCommand, runnerMessageSchema } from "../../protocol/execution-messages";
 import type { Refusal } from "./outcome";
 import { newId } from "../lib/ids";
 
@@ -171,7 +171,7 @@ export function clientEffect(raw: string | ArrayBuffer, role: WatcherRole, statu
   return { kind: "runner", messages: commands };
 }
 
-// ---- runner ⇄ object (the messages: protocol/executions.ts) --------------------------------
+// ---- runner ⇄ object (the messages: protocol/execution-messages.ts) --------------------------------
 
 /** The object reads the runner's messages leniently (ReceivedRunnerMessage), so that is its RunnerMessage. */
 export type { RunnerCommand, RunnerMessage };

@@ -10,7 +10,7 @@ export interface FieldIssue {
  * (`unauthenticated`) or may not do it (`forbidden`), the thing is not there or not theirs to
  * see (`not_found`), it is there no longer (`gone`), the state does not allow it (`conflict`),
  * it would go past a size limit (`too_large`), its input is wrong field by field (`invalid`),
- * or it comes too often (`rate_limited`). http/outcome.ts is the one place that says each in HTTP.
+ * or it comes too often (`rate_limited`). http/unwrap.ts is the one place that says each in HTTP.
  */
 export type RefusalKind = "unauthenticated" | "forbidden" | "not_found" | "gone" | "conflict" | "too_large";
 export type Refusal =

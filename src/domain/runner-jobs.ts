@@ -20,7 +20,7 @@ export interface JobRuntime {
 }
 export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
 
-/** Who asked for a job and is told when it ends; one job-finished handler per type (flows/job-finished.ts). */
+/** Who asked for a job and is told when it ends; one job-finished handler per type (flows/job-finished.flow.ts). */
 export const RUNNER_JOB_OWNER_TYPES = ["task_validation", "run", "scoring"] as const;
 export type RunnerJobOwnerType = (typeof RUNNER_JOB_OWNER_TYPES)[number];
 

@@ -19,7 +19,7 @@ export interface CandidateClaim {
   flagged: boolean;
 }
 
-/** A score report as it is stored and staff see it (built by flows/scoring/report.ts). */
+/** A score report as it is stored and staff see it (built by flows/scoring/scoring-report.flow.ts). */
 export interface ScoreReport {
   score_id: string;
   attempt_id: string;

@@ -1,11 +1,11 @@
-import { findMembership, syncUserFromClaims, type User } from "../db/accounts";
-import { findIdeToken } from "../db/attempts";
+import { findMembership, syncUserFromClaims, type User } from "../db/accounts.queries";
+import { findIdeToken } from "../db/attempts.queries";
 import { database } from "../db/client";
 import { hashIdeToken, IDE_TOKEN_PATTERN, IDE_TOKEN_PREFIX, ideTokenProblem } from "../domain/ide-sessions";
 import { emailVerified } from "../domain/identity";
 import { hasRole, roleIn, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { Env } from "../env";
-import { InvalidSessionToken, verifySessionToken } from "../services/identity";
+import { InvalidSessionToken, verifySessionToken } from "../services/identity-provider";
 import { HttpError } from "./errors";
 
 /**

@@ -1,10 +1,10 @@
-import { findVisibleAttempt, type AttemptRow } from "../db/attempts";
+import { findVisibleAttempt, type AttemptRow } from "../db/attempts.queries";
 import type { Database } from "../db/client";
-import { findExecution, type ExecutionRow } from "../db/executions";
+import { findExecution, type ExecutionRow } from "../db/executions.queries";
 import type { WatcherRole } from "../domain/executions";
 import { isStaffIn, type Viewer } from "../domain/roles";
-import { findVisibleTask, type TaskRow } from "../db/tasks";
-import { findDraft } from "../db/task-drafts";
+import { findVisibleTask, type TaskRow } from "../db/tasks.queries";
+import { findDraft } from "../db/task-drafts.queries";
 import type { Caller } from "./auth";
 import { HttpError } from "./errors";
 

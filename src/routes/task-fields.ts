@@ -3,7 +3,7 @@ import { TEST_FRAMEWORKS } from "../domain/runner-jobs";
 import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
 import { TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
 import { NO_SETTINGS } from "../domain/task-settings";
-import type { TaskFieldsEdit, TaskRow } from "../flows/tasks";
+import type { TaskFieldsEdit, TaskRow } from "../flows/tasks.flow";
 import { RepoPath } from "./params";
 
 /** Fields that tasks, drafts and templates share, in request and response bodies, and the task itself. */

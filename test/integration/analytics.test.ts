@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
-import { findScore, updateScoring } from "../../src/db/scores";
+import { findScore, updateScoring } from "../../src/db/scores.queries";
 import { SUBSCORES, type SubscoreName } from "../../src/domain/scoring";
 import { call, errorBody, sessionToken, uniqueSubject } from "../support/worker/client";
 import { person, uniqueOrg } from "../support/worker/invitations";

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sleep } from "../../scripts/lib/wait";
-import { writeAttemptThrough } from "../../src/db/attempts";
+import { writeAttemptThrough } from "../../src/db/attempts.queries";
 import { database } from "../../src/db/client";
 import type { AttemptRecord } from "../../src/domain/attempts";
 import { OVERLAY_LIMITS } from "../../src/domain/overlay";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { EXECUTION_LIMITS } from "../../src/domain/executions";
 import { mintWsTicket } from "../../src/http/ws-tickets";
-import { executionObject } from "../../src/durable/execution/object";
+import { executionObject } from "../../src/durable/execution/execution-object";
 import { b64, patchChanges, signIn, startedAttempt, assignedTask, createAttempt, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { fakeRunner } from "../support/worker/fake-runner";

@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { recordSaves } from "../../src/durable/attempt/saves";
+import { recordSaves } from "../../src/durable/attempt/attempt-saves";
 import { taskKeys } from "../../src/domain/tasks";
-import type { StagedChange } from "../../src/durable/attempt/types";
+import type { StagedChange } from "../../src/durable/attempt/attempt-types";
 import {
   assignedTask,
   attemptStub,

@@ -2,12 +2,12 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
-import { insertInvitation, reissueInvitation, revokeInvitation } from "../../src/db/invitations";
+import { insertInvitation, reissueInvitation, revokeInvitation } from "../../src/db/invitations.queries";
 import { EMAIL_SEND_ATTEMPTS, expiryFrom, hashInviteToken, newInvitationId, newInviteToken } from "../../src/domain/invitations";
 import type { Env } from "../../src/env";
 import worker from "../../src/index";
 import type { EmailQueueMessage } from "../../src/domain/queue-messages";
-import { queueInvitationEmail } from "../../src/flows/invitation-mail";
+import { queueInvitationEmail } from "../../src/flows/invitation-mail.flow";
 import { call } from "../support/worker/client";
 import { insertTask, invitationRow, outboxMail, person, uniqueOrg } from "../support/worker/invitations";
 

@@ -1,7 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { findMembership } from "../../src/db/accounts";
+import { findMembership } from "../../src/db/accounts.queries";
 import { database } from "../../src/db/client";
 import { hashInviteToken } from "../../src/domain/invitations";
 import type { Env } from "../../src/env";

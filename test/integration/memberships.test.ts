@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { findMembership } from "../../src/db/accounts";
+import { findMembership } from "../../src/db/accounts.queries";
 import { database } from "../../src/db/client";
 import { assign, createAttempt, seedTask, signIn } from "../support/worker/attempts";
 import { call, errorBody, sessionToken, uniqueSubject, type Claims } from "../support/worker/client";

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
-import { findRunnerJob, markDispatched } from "../../src/db/runner-jobs";
+import { findRunnerJob, markDispatched } from "../../src/db/runner-jobs.queries";
 import { summarizeResult } from "../../src/domain/runner-callback";
 import { runnerJobKeys } from "../../src/domain/runner-jobs";
-import { giveUpRunnerJob } from "../../src/services/runner/jobs";
+import { giveUpRunnerJob } from "../../src/services/runner/job-dispatch";
 import { call, errorBody, freshIp } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
 import { callbackFor, createJob, notifiedJob, postCallback, runnerHeaders } from "../support/worker/runner";

@@ -2,15 +2,15 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
-import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs";
+import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs.queries";
 import { summarizeResult } from "../../src/domain/runner-callback";
 import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys, stepOwnerId } from "../../src/domain/runner-jobs";
 import { runnerJobs } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
-import { enqueueRunnerJob } from "../../src/services/runner/jobs";
-import { artifactStorage } from "../../src/services/storage/storage";
+import { enqueueRunnerJob } from "../../src/services/runner/job-dispatch";
+import { artifactStorage } from "../../src/services/storage/artifact-storage";
 import { signIn } from "../support/worker/attempts";
 import { call, eventually } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";

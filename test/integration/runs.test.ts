@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sleep } from "../../scripts/lib/wait";
 import { database } from "../../src/db/client";
-import { finishRunnerJob } from "../../src/db/runner-jobs";
+import { finishRunnerJob } from "../../src/db/runner-jobs.queries";
 import { summarizeResult, type RunnerCallback } from "../../src/domain/runner-callback";
 import { DISPATCH_ATTEMPTS, runnerJobKeys, type RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { DISPATCH_WINDOW_MS, RUN_SWEEP_MARGIN_MS } from "../../src/domain/runs";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { artifactStorage } from "../../src/services/storage/storage";
+import { artifactStorage } from "../../src/services/storage/artifact-storage";
 import { signStorageUrl } from "../../src/services/storage/worker-signer";
 import { call, errorBody, freshIp } from "../support/worker/client";
 import { callPresigned } from "../support/worker/presigned";

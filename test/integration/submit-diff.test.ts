@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SubmissionPayload } from "../../src/domain/attempts";
-import type { SubmittedWork } from "../../src/durable/attempt/types";
+import type { SubmittedWork } from "../../src/durable/attempt/attempt-types";
 import { OVERLAY_LIMITS } from "../../src/domain/overlay";
 import { taskKeys } from "../../src/domain/tasks";
 import {

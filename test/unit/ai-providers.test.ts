@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { LOCAL_ANSWER_PREFIX, LOCAL_MODEL, type PromptMessage } from "../../src/domain/ai-chat";
 import { localProvider } from "../../src/services/ai/local";
 import { openAiPieces, openAiProvider } from "../../src/services/ai/openai";
-import { AiProviderError, type ChatProvider, type ReplyPiece } from "../../src/services/ai/types";
+import { AiProviderError, type ChatProvider, type ReplyPiece } from "../../src/services/ai/ai-types";
 import { workersAiPieces, workersAiProvider, type WorkersAiBinding } from "../../src/services/ai/workers-ai";
 
 const prompt: PromptMessage[] = [

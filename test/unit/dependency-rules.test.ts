@@ -47,50 +47,50 @@ function importing(from: string, to: string, typeOnly = false): Record<string, s
 describe("the layering check", () => {
   it.each([
     ["lib/ids.ts", "domain/roles.ts"],
-    ["domain/roles.ts", "db/tasks.ts"],
-    ["db/attempts.ts", "http/auth.ts"],
-    ["db/tasks.ts", "services/storage.ts"],
-    ["services/runner.ts", "durable/attempt/object.ts"],
-    ["services/email.ts", "queues/email.ts"],
-    ["services/identity.ts", "http/errors.ts"],
-    ["durable/attempt/object.ts", "flows/scoring.ts"],
-    ["flows/scoring.ts", "routes/scores.ts"],
-    ["flows/invitation-mail.ts", "queues/email.ts"],
+    ["domain/roles.ts", "db/tasks.queries.ts"],
+    ["db/attempts.queries.ts", "http/auth.ts"],
+    ["db/tasks.queries.ts", "services/storage.ts"],
+    ["services/runner.ts", "durable/attempt/attempt-object.ts"],
+    ["services/email.ts", "queues/email.consumer.ts"],
+    ["services/identity-provider.ts", "http/errors.ts"],
+    ["durable/attempt/attempt-object.ts", "flows/scoring.ts"],
+    ["flows/scoring.ts", "routes/scores.routes.ts"],
+    ["flows/invitation-mail.flow.ts", "queues/email.consumer.ts"],
     ["flows/runs.ts", "http/errors.ts"],
     ["http/auth.ts", "routes/params.ts"],
-    ["queues/scoring.ts", "routes/scores.ts"],
-    ["routes/scores.ts", "queues/scoring.ts"],
-    ["env.ts", "durable/attempt/object.ts"],
-    ["domain/queue-messages.ts", "db/tasks.ts"],
-    ["flows/invitation-mail.ts", "queues/consume.ts"],
-    ["routes/attempts.ts", "durable/attempt/object.ts"],
-    ["routes/tasks.ts", "db/tasks.ts"],
-    ["routes/storage.ts", "services/storage.ts"],
+    ["queues/scoring.consumer.ts", "routes/scores.routes.ts"],
+    ["routes/scores.routes.ts", "queues/scoring.consumer.ts"],
+    ["env.ts", "durable/attempt/attempt-object.ts"],
+    ["domain/queue-messages.ts", "db/tasks.queries.ts"],
+    ["flows/invitation-mail.flow.ts", "queues/consume.ts"],
+    ["routes/attempts.routes.ts", "durable/attempt/attempt-object.ts"],
+    ["routes/tasks.routes.ts", "db/tasks.queries.ts"],
+    ["routes/storage.routes.ts", "services/storage.ts"],
   ])("refuses %s importing %s", async (from, to) => {
     expect(await violations(importing(from, to))).toHaveLength(1);
   });
 
   it("refuses an upward import that only brings a type", async () => {
-    expect(await violations(importing("db/attempts.ts", "http/auth.ts", true))).toEqual([
-      "db-imports-downward: src/db/attempts.ts → src/http/auth.ts",
+    expect(await violations(importing("db/attempts.queries.ts", "http/auth.ts", true))).toEqual([
+      "db-imports-downward: src/db/attempts.queries.ts → src/http/auth.ts",
     ]);
   });
 
   it.each([
-    ["routes/attempts.ts", "http/errors.ts"],
-    ["routes/attempts.ts", "flows/scoring.ts"],
-    ["routes/attempts.ts", "domain/attempts.ts"],
-    ["queues/scoring.ts", "flows/scoring.ts"],
-    ["flows/scoring.ts", "durable/attempt/object.ts"],
-    ["durable/attempt/object.ts", "services/runner.ts"],
-    ["services/runner.ts", "db/runner-jobs.ts"],
-    ["db/tasks.ts", "domain/tasks.ts"],
+    ["routes/attempts.routes.ts", "http/errors.ts"],
+    ["routes/attempts.routes.ts", "flows/scoring.ts"],
+    ["routes/attempts.routes.ts", "domain/attempts.ts"],
+    ["queues/scoring.consumer.ts", "flows/scoring.ts"],
+    ["flows/scoring.ts", "durable/attempt/attempt-object.ts"],
+    ["durable/attempt/attempt-object.ts", "services/runner.ts"],
+    ["services/runner.ts", "db/runner-jobs.queries.ts"],
+    ["db/tasks.queries.ts", "domain/tasks.ts"],
     ["domain/tasks.ts", "lib/ids.ts"],
-    ["http/auth.ts", "services/identity.ts"],
+    ["http/auth.ts", "services/identity-provider.ts"],
     ["services/runner.ts", "env.ts"],
-    ["durable/attempt/object.ts", "domain/queue-messages.ts"],
+    ["durable/attempt/attempt-object.ts", "domain/queue-messages.ts"],
     ["env.ts", "domain/queue-messages.ts"],
-    ["app.ts", "routes/attempts.ts"],
+    ["app.ts", "routes/attempts.routes.ts"],
   ])("admits %s importing %s", async (from, to) => {
     expect(await violations(importing(from, to))).toEqual([]);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { pageInfo, pageOffset } from "../../src/domain/pagination";
-import { paginationQuery } from "../../src/http/pagination";
+import { paginationQuery } from "../../src/http/paging";
 
 describe("pagination", () => {
   it("counts pages and offsets from 1-based pages", () => {

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import { posix } from "node:path";
 import { describe, expect, it } from "vitest";
 import { callbackSchema, type Callback } from "../../protocol/callback";
-import { runnerCommandSchema, runnerMessageSchema, type ExecutionBody, type RunnerMessage } from "../../protocol/executions";
+import { runnerCommandSchema, runnerMessageSchema, type ExecutionBody, type RunnerMessage } from "../../protocol/execution-messages";
 import { jobSchema } from "../../protocol/jobs";
 import { leasesAnswerSchema, leasesSchema, type LeasesBody } from "../../protocol/leases";
 import { checkRelativePath } from "../../protocol/paths";

@@ -11,7 +11,7 @@ import { type DevRepoHost, startDevRepoHost } from "../../scripts/dev-repohost/s
 import { binaryContentPaths, completeBinaryPatches } from "../../src/domain/patch-binary";
 import { splitPatch } from "../../src/domain/patch-split";
 import { parsePullRequestUrl } from "../../src/domain/pr-url";
-import { RepoHostError, type RepoHostErrorKind } from "../../src/services/repohost/errors";
+import { RepoHostError, type RepoHostErrorKind } from "../../src/services/repohost/repohost-errors";
 import { GitHubRepoHost, type GitHubRepoHostOptions } from "../../src/services/repohost/github";
 
 const exec = promisify(execFile);

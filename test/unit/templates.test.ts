@@ -13,7 +13,7 @@ import { splitPatch } from "../../src/domain/patch-split";
 import { parsePullRequestUrl } from "../../src/domain/pr-url";
 import { TEMPLATE_SOURCE_HOST, templateCopyRetryAfterSeconds, templateCopyWindowStart } from "../../src/domain/templates";
 import { testFileOf } from "../../src/domain/test-outcomes";
-import { RepoHostError } from "../../src/services/repohost/errors";
+import { RepoHostError } from "../../src/services/repohost/repohost-errors";
 import { readTarFiles } from "../../src/services/repohost/tar";
 import { TEMPLATES, type Catalogue } from "../../src/services/templates/catalogue";
 import { TemplateRepoHost } from "../../src/services/templates/template-repo-host";

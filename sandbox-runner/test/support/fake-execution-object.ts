@@ -3,7 +3,7 @@ import type { IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type RawData, type WebSocket as WsSocket, WebSocketServer } from "ws";
 import { Changes } from "../../../scripts/lib/wait";
-import type { RunnerCommand as ObjectMessage, RunnerMessage } from "../../../protocol/executions";
+import type { RunnerCommand as ObjectMessage, RunnerMessage } from "../../../protocol/execution-messages";
 
 export const EVENT_TIMEOUT_MS = 20_000;
 

@@ -1,5 +1,5 @@
 import { LOCAL_MODEL, localAnswer, type PromptMessage } from "../../domain/ai-chat";
-import type { ChatProvider } from "./types";
+import type { ChatProvider } from "./ai-types";
 
 /**
  * The local stand-in for development and tests (AI_PROVIDER=local): no network, no model. Its

@@ -1,6 +1,6 @@
 import type { PromptMessage } from "../../domain/ai-chat";
 import { sseMessages } from "./sse-stream";
-import { AiProviderError, type ChatProvider, type ReplyPiece } from "./types";
+import { AiProviderError, type ChatProvider, type ReplyPiece } from "./ai-types";
 
 /**
  * The pieces of one `data:` of an OpenAI-compatible chat completion stream: text deltas of the

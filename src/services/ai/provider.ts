@@ -1,7 +1,7 @@
 import type { Env } from "../../env";
 import { localProvider } from "./local";
 import { openAiProvider } from "./openai";
-import type { ChatProvider } from "./types";
+import type { ChatProvider } from "./ai-types";
 import { workersAiProvider } from "./workers-ai";
 
 /**

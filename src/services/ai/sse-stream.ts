@@ -1,5 +1,5 @@
 import { SseParser, type SseMessage } from "../../domain/ai-chat";
-import { AiProviderError } from "./types";
+import { AiProviderError } from "./ai-types";
 
 /** The events of a provider's `text/event-stream` body; aborting `signal` cancels the body and ends them. */
 export async function* sseMessages(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<SseMessage> {

@@ -1,7 +1,7 @@
 import type { PromptMessage } from "../../domain/ai-chat";
 import { openAiPieces } from "./openai";
 import { sseMessages } from "./sse-stream";
-import { AiProviderError, type ChatProvider, type ReplyPiece } from "./types";
+import { AiProviderError, type ChatProvider, type ReplyPiece } from "./ai-types";
 
 /** What the adapter needs of the Workers AI binding (`env.AI`). */
 export interface WorkersAiBinding {

@@ -1,5 +1,5 @@
 import type { Env } from "../../env";
-import type { Mailer } from "./types";
+import type { Mailer } from "./mail-types";
 import { postJson } from "./post-json";
 
 /**

@@ -1,7 +1,7 @@
 import type { Env } from "../../env";
 import { httpMailer } from "./http-provider";
-import { outboxMailer } from "./outbox";
-import type { Mailer } from "./types";
+import { outboxMailer } from "./mail-outbox";
+import type { Mailer } from "./mail-types";
 
 /**
  * `http` (production): a transactional-mail provider's JSON API. `outbox` (development and

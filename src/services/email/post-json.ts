@@ -1,5 +1,5 @@
 import { sendVerdict } from "../../domain/invitations";
-import type { SendResult } from "./types";
+import type { SendResult } from "./mail-types";
 
 /** One JSON POST to a mail endpoint, its answer read as a send verdict. */
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<SendResult> {

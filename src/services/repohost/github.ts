@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { PR_LIMITS } from "../../domain/patch-split";
-import { githubMessage, isRateLimited, rateLimitedError, RepoHostError, retryAfterOf } from "./errors";
+import { githubMessage, isRateLimited, rateLimitedError, RepoHostError, retryAfterOf } from "./repohost-errors";
 import type { IssueInfo, PullRequestFileInfo, PullRequestInfo, RepoHost, Tarball } from "./repo-host";
 import { readTarFiles, TarLimitError } from "./tar";
 

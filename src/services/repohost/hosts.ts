@@ -1,4 +1,4 @@
-import { findRepohostToken } from "../../db/repohost-tokens";
+import { findRepohostToken } from "../../db/repohost-tokens.queries";
 import type { Database } from "../../db/client";
 import { parseEnterpriseHost } from "../../domain/pr-url";
 import { TEMPLATE_SOURCE_HOST } from "../../domain/templates";

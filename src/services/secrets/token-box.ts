@@ -1,4 +1,4 @@
-import type { SealedToken } from "../../db/repohost-tokens";
+import type { SealedToken } from "../../db/repohost-tokens.queries";
 
 /**
  * Encryption at rest for third-party tokens (repo host tokens): AES-256-GCM with a key derived

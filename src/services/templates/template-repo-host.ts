@@ -6,7 +6,7 @@
  */
 import { splitPatch, type PatchFile } from "../../domain/patch-split";
 import { TEMPLATE_PULL_NUMBER, TEMPLATE_SOURCE_OWNER, templatePath } from "../../domain/templates";
-import { RepoHostError } from "../repohost/errors";
+import { RepoHostError } from "../repohost/repohost-errors";
 import type { IssueInfo, PullRequestFileInfo, PullRequestInfo, RepoHost, Tarball } from "../repohost/repo-host";
 import { readTarFiles, TarLimitError } from "../repohost/tar";
 import { findTemplate, type CatalogueTemplate } from "./catalogue";

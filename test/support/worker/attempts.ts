@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { TaskStatus } from "../../../src/domain/tasks";
-import { attemptObject } from "../../../src/durable/attempt/object";
+import { attemptObject } from "../../../src/durable/attempt/attempt-object";
 import { call, sessionToken, uniqueSubject } from "./client";
 import { insertReadyTask } from "./tasks";
 

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { database } from "../../../src/db/client";
 import { invitations, organizations } from "../../../src/db/schema";
-import type { TaskRow } from "../../../src/db/tasks";
+import type { TaskRow } from "../../../src/db/tasks.queries";
 import type { OutboxRecord } from "../../../src/domain/outbox";
 import type { TaskStatus, TaskVisibility } from "../../../src/domain/tasks";
 import { call, eventually, sessionToken, uniqueSubject, type Claims } from "./client";

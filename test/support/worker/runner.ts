@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { database } from "../../../src/db/client";
-import { findRunnerJob, insertRunnerJob, type RunnerJobRow } from "../../../src/db/runner-jobs";
+import { findRunnerJob, insertRunnerJob, type RunnerJobRow } from "../../../src/db/runner-jobs.queries";
 import { newRunnerJobId, runnerJobKeys, type RunnerJobSpec } from "../../../src/domain/runner-jobs";
 
 export { accepted, fakeRunner } from "./fake-runner";

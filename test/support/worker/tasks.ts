@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { inject } from "vitest";
 import { database } from "../../../src/db/client";
 import { tasks } from "../../../src/db/schema";
-import { findTask, type TaskRow } from "../../../src/db/tasks";
+import { findTask, type TaskRow } from "../../../src/db/tasks.queries";
 import { expect } from "vitest";
 import type { RunnerCallback } from "../../../src/domain/runner-callback";
 import { call, eventually, sessionToken, uniqueSubject } from "./client";

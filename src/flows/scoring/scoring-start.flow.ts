@@ -1,0 +1,125 @@
+import { database } from "../../db/client";
+import { insertScore, latestScore, updateScoring } from "../../db/scores.queries";
+import { taskFollowers } from "../../db/invitations.queries";
+import { findTask } from "../../db/tasks.queries";
+import { bytesToBase64 } from "../../domain/overlay";
+import { stepOwnerId, TEST_FRAMEWORKS } from "../../domain/runner-jobs";
+import { jobRuntime } from "../../domain/task-settings";
+import { hiddenTestFiles, RUNNABLE_TEST_FILE, scoringJobFiles, type FrozenFile } from "../../domain/scoring-jobs";
+import { taskKeys } from "../../domain/tasks";
+import type { AttemptRecord } from "../../domain/attempts";
+import { attemptObject } from "../../durable/attempt/attempt-object";
+import type { SubmittedWork } from "../../durable/attempt/attempt-types";
+import type { Env } from "../../env";
+import { enqueueRunnerJob } from "../../services/runner/job-dispatch";
+import { artifactStorage } from "../../services/storage/artifact-storage";
+import { notificationsFor } from "../../domain/notifications";
+import { notify } from "../notify.flow";
+
+/** Scoring cannot start and retrying will not change that: the attempt shows why. */
+export class ScoringStartError extends Error {
+  override name = "ScoringStartError";
+}
+
+/** Limits of the two scoring runs: the hidden tests may be slower than the candidate's own. */
+const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
+
+/**
+ * Starts scoring an attempt: a new score report unless one is already in progress or done
+ * (`rescore` asks for a new one regardless). Delivery is at least once, so a repeated message
+ * finds the report and does nothing.
+ */
+export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
+  const work = await submittedWork(env, attemptId);
+  await noticeSubmission(env, work.record);
+  const db = database(env.DB);
+  const latest = await latestScore(db, attemptId);
+  let scoreId: string;
+  if (latest?.status === "scoring") {
+    // Resume a report whose jobs were never queued (the previous delivery stopped halfway).
+    if (latest.hiddenJobId) return;
+    scoreId = latest.id;
+  } else {
+    if (latest && !rescore) return;
+    scoreId = await insertScore(db, attemptId, { status: "scoring" });
+  }
+  await runScoringJobs(env, scoreId, work);
+}
+
+/** All that scoring reads of a submitted attempt, from its object in one call. */
+export async function submittedWork(env: Env, attemptId: string): Promise<SubmittedWork> {
+  // RPC types the payload's free-form behavior_signals away; it is the object's own SubmittedWork.
+  const work = (await attemptObject(env, attemptId).submittedWork()) as SubmittedWork | null;
+  if (!work) throw new Error(`attempt ${attemptId} is not submitted`);
+  return work;
+}
+
+/** Queues the hidden-test run and the workspace run of one round of scoring of the submitted work. */
+export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedWork): Promise<void> {
+  const db = database(env.DB);
+  const { record, overlay: frozen } = work;
+  const attemptId = record.id;
+  const task = await findTask(db, record.task_id);
+  if (!task?.snapshotSha256 || !task.testFramework) throw new Error(`task ${record.task_id} is not ready to score against`);
+  const testPatch = await (await artifactStorage(env).get(taskKeys(task.id).testPatch))?.text();
+  if (testPatch === undefined) throw new Error(`task ${task.id} has no test patch`);
+
+  const testFiles = hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? []);
+  if (testFiles.length === 0 || !testFiles.every((f) => RUNNABLE_TEST_FILE.test(f))) {
+    throw new ScoringStartError(`task ${task.id} was validated before tests were identified by their file; import it again to score against it`);
+  }
+  const files: FrozenFile[] = frozen.map((f) => ({ path: f.path, op: f.op, content: f.content ? new Uint8Array(f.content) : null }));
+  const jobFiles = scoringJobFiles(files, new Set([...(task.testFiles ?? []), ...testFiles]), bytesToBase64);
+  const common = {
+    kind: "test" as const,
+    schedule: { attempt_id: attemptId, org_id: task.organizationId },
+    snapshot: { key: taskKeys(task.id).snapshot, sha256: task.snapshotSha256 },
+    environment: task.environmentKey && task.environmentSha256 ? { key: task.environmentKey, sha256: task.environmentSha256 } : null,
+    limits: SCORING_LIMITS,
+    runtime: jobRuntime(task.settings).runtime,
+  };
+  const framework = TEST_FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto";
+  const hidden = await enqueueRunnerJob(env, {
+    ...common,
+    owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
+    files: jobFiles.hidden,
+    patches: [testPatch],
+    test: { framework, command: task.testCommand, files: testFiles, canaries: true },
+  });
+  const workspace = await enqueueRunnerJob(env, {
+    ...common,
+    owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "workspace") },
+    files: jobFiles.workspace,
+    test: { framework, command: task.testCommand, coverage: true },
+    coverage_files: jobFiles.coverageFiles,
+    lint: { files: jobFiles.lintFiles },
+  });
+  const latest = await latestScore(db, attemptId);
+  await updateScoring(db, scoreId, { hiddenJobId: hidden.id, workspaceJobId: workspace.id, tries: (latest?.id === scoreId ? latest.tries : 0) + 1 });
+}
+
+/** Scoring that never got its runner jobs: the attempt's report shows it failed, with why. */
+export async function recordStartFailure(env: Env, attemptId: string, reason: string): Promise<void> {
+  const db = database(env.DB);
+  const latest = await latestScore(db, attemptId);
+  const completedAt = new Date().toISOString();
+  if (latest?.status === "scoring") {
+    await updateScoring(db, latest.id, { status: "failed", reason, completedAt });
+  } else if (!latest) {
+    await insertScore(db, attemptId, { status: "failed", reason, completedAt });
+  }
+}
+
+/**
+ * Staff following the task hear of every submission here, where each passes on its way to
+ * scoring, and the candidate of one submitted by its deadline hears of that too (so do the
+ * staff); the key is the attempt, so each is said once, re-scoring included.
+ */
+async function noticeSubmission(env: Env, record: AttemptRecord): Promise<void> {
+  if (record.submitted_at === null) return;
+  const followers = (await taskFollowers(database(env.DB), record.task_id)).filter((id) => id !== record.candidate_id);
+  const submitted = { attempt_id: record.id, task_id: record.task_id, candidate_id: record.candidate_id, auto_submitted: record.auto_submitted };
+  await notify(env, notificationsFor(followers, "attempt.submitted", submitted, record.id));
+  if (!record.auto_submitted) return;
+  await notify(env, notificationsFor([record.candidate_id, ...followers], "attempt.auto_submitted", { attempt_id: record.id, task_id: record.task_id }, record.id));
+}
