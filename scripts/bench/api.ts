@@ -9,7 +9,8 @@
 // binding with a subrequest to a SQLite-backed Durable Object; /health asks one such scope,
 // /api/v1/me two: docs/limits.md). `floor_health` and `floor_me` make exactly the binding calls
 // of /health and of /me (their limiter scopes; for /me also one prepared D1 read) and nothing
-// else: the API's own cost is its ratio to its floor. Client IPs rotate so that the per-IP rate limiter is
+// else: the API's own cost is its ratio to its floor. The baseline has static assets configured
+// as the API has (hello/server.ts), so each row pays the platform's asset router as the API does. Client IPs rotate so that the per-IP rate limiter is
 // evaluated on every request without capping the load, as it would be for many clients.
 import autocannon from "autocannon";
 import { mintLocalToken } from "../lib/local-token";
