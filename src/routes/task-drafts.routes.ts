@@ -10,7 +10,7 @@ import { unwrap } from "../http/unwrap";
 import { pageEnvelope, paginate, paginationQuery } from "../http/paging";
 import { visibleDraft } from "../http/visibility";
 import { OrgIdParam } from "./params";
-import { AiAssistance, StatementEdit, StatementSchema, taskFieldsEdit, Tags, TimeLimit } from "./task-fields";
+import { AiAssistance, StatementSchema, taskFieldsEdit, TaskFieldsPatch, Tags, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
 
 const DraftIdParam = z.object({ draft_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a draft id") });
@@ -192,19 +192,7 @@ export class PatchDraft extends SessionEndpoint {
       "A rewritten statement replaces the one made from the issue; null returns to it.",
     request: {
       params: DraftIdParam,
-      body: jsonContent(
-        z
-          .strictObject({
-            statement: StatementEdit,
-            title: z.string().trim().min(1).max(300).optional(),
-            description: z.string().max(20_000).optional(),
-            tags: Tags.optional(),
-            time_limit_minutes: TimeLimit.optional(),
-            visibility: z.enum(TASK_VISIBILITIES).optional(),
-            ai_assistance: AiAssistance.optional(),
-          })
-          .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" }),
-      ),
+      body: jsonContent(TaskFieldsPatch),
     },
     responses: { "200": jsonResponse("The draft", DraftSchema), "404": draftNotFound, "409": jsonResponse("Already published", ErrorSchema) },
   };

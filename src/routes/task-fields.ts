@@ -37,16 +37,21 @@ export const StatementEdit = z
   .optional()
   .describe("Each part given replaces the default made from the issue or pull request; null returns both parts to the default");
 
+/** The body of a PATCH of a task or of a draft: the fields staff may change, at least one. */
+export const TaskFieldsPatch = z
+  .strictObject({
+    statement: StatementEdit,
+    title: z.string().trim().min(1).max(300).optional(),
+    description: z.string().max(20_000).optional(),
+    tags: Tags.optional(),
+    time_limit_minutes: TimeLimit.optional(),
+    visibility: z.enum(TASK_VISIBILITIES).optional(),
+    ai_assistance: AiAssistance.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" });
+
 /** The fields a PATCH of a task or a draft names, as the edit the flows apply. */
-export function taskFieldsEdit(body: {
-  statement?: z.infer<typeof StatementEdit>;
-  title?: string;
-  description?: string;
-  tags?: string[];
-  time_limit_minutes?: number | null;
-  visibility?: (typeof TASK_VISIBILITIES)[number];
-  ai_assistance?: boolean;
-}): TaskFieldsEdit {
+export function taskFieldsEdit(body: z.infer<typeof TaskFieldsPatch>): TaskFieldsEdit {
   return {
     statement: body.statement,
     title: body.title,

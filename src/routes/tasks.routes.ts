@@ -12,14 +12,13 @@ import { visibleDraft, visibleTask } from "../http/visibility";
 import { OrgIdParam, TaskIdParam, UrlTtl } from "./params";
 import {
   AiAssistance,
-  StatementEdit,
   Tag,
   Tags,
+  TaskFieldsPatch,
   TaskSchema,
   taskFieldsEdit,
   TaskSettingsInput,
   taskView,
-  TimeLimit,
 } from "./task-fields";
 import type { RouteTable } from "./table";
 
@@ -139,19 +138,7 @@ export class PatchTask extends SessionEndpoint {
       "`description` are the staff's own and never shown to candidates.",
     request: {
       params: TaskIdParam,
-      body: jsonContent(
-        z
-          .strictObject({
-            statement: StatementEdit,
-            title: z.string().trim().min(1).max(300).optional(),
-            description: z.string().max(20_000).optional(),
-            tags: Tags.optional(),
-            time_limit_minutes: TimeLimit.optional(),
-            visibility: z.enum(TASK_VISIBILITIES).optional(),
-            ai_assistance: AiAssistance.optional(),
-          })
-          .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" }),
-      ),
+      body: jsonContent(TaskFieldsPatch),
     },
     responses: { "200": jsonResponse("The task", TaskSchema) },
   };

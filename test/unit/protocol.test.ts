@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { posix } from "node:path";
 import { describe, expect, it } from "vitest";
-import { callbackSchema, type Callback } from "../../protocol/callback";
+import { callbackSchema } from "../../protocol/callback";
 import { runnerCommandSchema, runnerMessageSchema, type ExecutionBody, type RunnerMessage } from "../../protocol/execution-messages";
 import { jobSchema } from "../../protocol/jobs";
 import { leasesAnswerSchema, leasesSchema, type LeasesBody } from "../../protocol/leases";
@@ -9,6 +9,7 @@ import { checkRelativePath } from "../../protocol/paths";
 import { MAX_SKEW_SECONDS, SIGNATURE_HEADER, sign, signedHeaders, TIMESTAMP_HEADER, verifySignature } from "../../protocol/signing";
 import { executionSchema } from "../../sandbox-runner/src/execution-schema";
 import { emptyCallback } from "../../sandbox-runner/src/job-execution";
+import { scoredCallback } from "../support/node/callbacks";
 import { clientEffect, EXECUTION_LIMITS, executionRunnerLimits, exitFromRunner, parseRunnerMessage } from "../../src/domain/executions";
 import {
   newRunnerJobId,
@@ -202,34 +203,7 @@ describe("live executions", () => {
 });
 
 describe("the callback: what the runner sends, the Worker takes", () => {
-  const full: Callback = {
-    ...emptyCallback({ job_id: "job_3", kind: "test" }),
-    status: "SUCCEEDED",
-    tests: [{ name: "t", classname: "", file: null, status: "passed", duration_ms: 1, message: null }],
-    counts: { total: 1, passed: 1, failed: 0, skipped: 0, errored: 0 },
-    log_tail: "ok",
-    coverage: {
-      format: "lcov",
-      lines_total: 12,
-      lines_covered: 5,
-      percent: 41.67,
-      files: [
-        { file: "src/a.js", lines_total: 7, lines_covered: 5, lines_hit: [1, 2, 3, 4, 7], lines_missed: [5, 6] },
-        { file: "src/huge.js", lines_total: 5, lines_covered: 0, lines_truncated: true },
-      ],
-    },
-    lint: {
-      tool: "eslint+pyflakes",
-      files_checked: 2,
-      findings: [
-        { file: "src/a.js", line: 2, column: 13, rule: "no-undef", message: "'x' is not defined.", severity: "error" },
-        { file: "app.py", line: 1, column: 1, rule: "UnusedImport", message: "'os' imported but unused", severity: "warning" },
-      ],
-      truncated: false,
-      error: null,
-    },
-    integrity: { checked_files: ["test/a.test.js"], unverified_files: [], tampered: false, reason: null },
-  };
+  const full = scoredCallback("job_3");
 
   it("takes a full result and the runner's shutdown report as sent", () => {
     expect(callbackSchema.parse(JSON.parse(JSON.stringify(full)))).toEqual(full);
