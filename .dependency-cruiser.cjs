@@ -67,6 +67,13 @@ module.exports = {
       to: { pathNot: ["^protocol/", "^node_modules/zod/"] },
     },
     {
+      name: "client-imports-only-openapi-fetch",
+      comment: "client/ is published on its own (@assay/api-client): it imports openapi-fetch and itself, nothing of ours",
+      severity: "error",
+      from: { path: "^client/" },
+      to: { pathNot: ["^client/", "^node_modules/openapi-fetch/"] },
+    },
+    {
       name: "worker-and-runner-meet-in-protocol",
       comment: "The Worker shares only protocol/ with the runner: it never imports the runner's sources",
       severity: "error",
@@ -129,6 +136,6 @@ module.exports = {
     exclude: { path: ["node_modules", "^scripts/dev-repohost/fixtures/"] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js"] },
+    enhancedResolveOptions: { extensions: [".ts", ".d.ts", ".js"] },
   },
 };

@@ -22,6 +22,8 @@ const runtimePackages = ["bubblewrap", "git", "python3", "python3-pytest", "pyth
 const aptPackages = {
   "start:stack": runtimePackages,
   "test:all": [...runtimePackages, "chromium"],
+  // It starts the stack (runner included) to read the API's OpenAPI document.
+  "client:generate:run": runtimePackages,
 };
 
 const log = (msg) => console.error(`[bootstrap] ${msg}`);
