@@ -55,11 +55,49 @@ export async function waitFor(url: string, timeoutMs: number, isAlive: () => boo
 /** The package caches of the stacks tests start, beside the runners' default work dirs. */
 const E2E_PACKAGE_CACHE = "/var/tmp/assay-runner/e2e-package-cache";
 
-/** Starts the stack and waits until every part answers. */
+/**
+ * Starts the stack and waits until every part answers. A script's stack ends with the script:
+ * a Ctrl-C or a kill of a bench or `npm run client:generate` stops it too.
+ */
 export async function launchStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   const stack = await startStack(extraEnv);
-  await stack.ready;
-  return stack;
+  const untie = stack.pid ? endWithThisProcess(stack.pid) : () => undefined;
+  try {
+    await stack.ready;
+  } catch (e) {
+    untie();
+    throw e;
+  }
+  return {
+    ...stack,
+    async stop() {
+      untie();
+      await stack.stop();
+    },
+  };
+}
+
+/**
+ * Ties a process group to this process. A stack runs in a group of its own, so that its whole
+ * tree can be stopped at once, and a signal to the script that started it does not reach that
+ * group: the stack, its ports and its state would outlive the script. On SIGINT or SIGTERM this
+ * sends the group SIGTERM and exits as the signal would have. Returns what unties it again.
+ */
+export function endWithThisProcess(groupId: number): () => void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-groupId, "SIGTERM");
+    } catch {
+      // The group has ended already.
+    }
+    process.exit(128 + (signal === "SIGINT" ? 2 : 15));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  return () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
 }
 
 /**
