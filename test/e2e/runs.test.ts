@@ -145,9 +145,12 @@ describe("the runner down during a run (npm start)", () => {
   it("down while the run is RUNNING: the run stays RUNNING, then gets its result once the runner is back", async () => {
     const slow = ownTest('test("takes a while", async () => {\n  await new Promise((r) => setTimeout(r, 3000));\n});');
     const { token, attemptId } = await attemptWith({ "test/slow.test.js": slow });
+    // Watched from before the run can start: a sandbox that began and ended between two polls
+    // of the run's status would otherwise be missed, and the run reported before the freeze.
+    const sandboxRunning = runnerSandboxRunning();
     const runId = await startRun(token, attemptId, { changed_files: ["test/slow.test.js"] });
+    await sandboxRunning;
     await runUntil(token, attemptId, runId, (r) => r.status !== "queued");
-    await runnerSandboxRunning();
     await withRunnerDown(async (runner) => {
       // The test program ends meanwhile; only the frozen runner could report it.
       await runner.sandboxesEnded();
