@@ -49,15 +49,22 @@ export async function signedHeaders(secret: string, body: string, now = Date.now
 
 export type SignatureVerdict = { ok: true } | { ok: false; reason: string };
 
+/** Headers that passed `checkSignatureHeaders`: the time the body was signed at and the HMAC it carries. */
+export interface CheckedSignature {
+  ok: true;
+  timestamp: number;
+  mac: Uint8Array<ArrayBuffer>;
+}
+
 /**
  * What can be checked before a byte of the body is read: both headers present, both
- * well-formed, the timestamp inside the window. Gives the timestamp the body was signed at.
+ * well-formed, the timestamp inside the window. Gives what `verifyBody` then checks the body against.
  */
 export function checkSignatureHeaders(
   timestampHeader: string | null | undefined,
   signatureHeader: string | null | undefined,
   now = Date.now(),
-): { ok: true; timestamp: number } | { ok: false; reason: string } {
+): CheckedSignature | { ok: false; reason: string } {
   if (!timestampHeader || !signatureHeader) return { ok: false, reason: "missing signature headers" };
   if (!TIMESTAMP_FORMAT.test(timestampHeader)) return { ok: false, reason: `malformed ${TIMESTAMP_HEADER}` };
   if (!SIGNATURE_FORMAT.test(signatureHeader)) {
@@ -67,10 +74,19 @@ export function checkSignatureHeaders(
   if (Math.abs(now / 1000 - timestamp) > MAX_SKEW_SECONDS) {
     return { ok: false, reason: `stale or future ${TIMESTAMP_HEADER} (more than ${MAX_SKEW_SECONDS} s from the server's clock)` };
   }
-  return { ok: true, timestamp };
+  const hex = signatureHeader.slice("v1=".length);
+  const mac = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < mac.length; i++) mac[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return { ok: true, timestamp, mac };
 }
 
-/** Whether the headers are good and sign exactly `body`'s bytes; the HMAC is compared in constant time. */
+/** Whether checked headers sign exactly `body`'s bytes; the HMAC is compared in constant time. */
+export async function verifyBody(secret: string, checked: CheckedSignature, body: string | Uint8Array): Promise<SignatureVerdict> {
+  const good = await crypto.subtle.verify("HMAC", await hmacKey(secret), checked.mac, signedBytes(checked.timestamp, body));
+  return good ? { ok: true } : { ok: false, reason: "bad signature" };
+}
+
+/** Both steps at once, for a body already in hand. */
 export async function verifySignature(
   secret: string,
   timestampHeader: string | null | undefined,
@@ -78,11 +94,6 @@ export async function verifySignature(
   body: string | Uint8Array,
   now = Date.now(),
 ): Promise<SignatureVerdict> {
-  const headers = checkSignatureHeaders(timestampHeader, signatureHeader, now);
-  if (!headers.ok) return headers;
-  const hex = (signatureHeader as string).slice("v1=".length);
-  const given = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < given.length; i++) given[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  const good = await crypto.subtle.verify("HMAC", await hmacKey(secret), given, signedBytes(headers.timestamp, body));
-  return good ? { ok: true } : { ok: false, reason: "bad signature" };
+  const checked = checkSignatureHeaders(timestampHeader, signatureHeader, now);
+  return checked.ok ? verifyBody(secret, checked, body) : checked;
 }

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
 import { jobSchema } from "../../protocol/jobs";
-import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "../../protocol/signing";
+import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyBody } from "../../protocol/signing";
 import { defaultConfig, type RunnerConfigInput } from "./config";
 import { executionSchema } from "./execution-schema";
 import { createLogger } from "./log";
@@ -65,11 +65,8 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
    * is refused at once, and the connection is closed on every refusal.
    */
   async function readSigned(req: IncomingMessage, res: ServerResponse, what: "job" | "execution"): Promise<{ json: unknown } | null> {
-    // One clock for both checks, so a body that is slow to arrive is not judged by a later one.
-    const now = Date.now();
-    const timestamp = header(req, TIMESTAMP_HEADER);
-    const signature = header(req, SIGNATURE_HEADER);
-    const headers = checkSignatureHeaders(timestamp, signature, now);
+    // The clock is read once, before the body: a body that is slow to arrive is not judged later.
+    const headers = checkSignatureHeaders(header(req, TIMESTAMP_HEADER), header(req, SIGNATURE_HEADER));
     if (!headers.ok) return refuse(req, res, what, 401, headers.reason);
     if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return refuse(req, res, what, 413, "body too large");
     let body: Buffer;
@@ -79,7 +76,7 @@ export async function startRunner(input: RunnerConfigInput): Promise<RunningRunn
       if (err instanceof BodyTooLarge) return refuse(req, res, what, 413, "body too large");
       throw err;
     }
-    const verdict = await verifySignature(config.secret, timestamp, signature, body, now);
+    const verdict = await verifyBody(config.secret, headers, body);
     if (!verdict.ok) return refuse(req, res, what, 401, verdict.reason);
     try {
       return { json: JSON.parse(body.toString("utf8")) as unknown };

@@ -1,7 +1,7 @@
 import type { OpenAPIRouteSchema } from "chanfana";
 import type { IRequest } from "itty-router";
 import type { Env } from "../env";
-import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifySignature } from "../../protocol/signing";
+import { checkSignatureHeaders, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyBody } from "../../protocol/signing";
 import { PublicEndpoint } from "./endpoint";
 import { HttpError } from "./errors";
 import { parseJsonBody, readBodyBytes } from "./validation";
@@ -27,14 +27,11 @@ export abstract class RunnerSignedEndpoint extends PublicEndpoint {
   }
 
   override async handle(request: IRequest, env: Env, exec: ExecutionContext) {
-    // One clock for both checks, so a body that is slow to arrive is not judged by a later one.
-    const now = Date.now();
-    const timestamp = request.headers.get(TIMESTAMP_HEADER);
-    const signature = request.headers.get(SIGNATURE_HEADER);
-    const early = checkSignatureHeaders(timestamp, signature, now);
-    if (!early.ok) throw refused(early.reason);
+    // The clock is read once, before the body: a body that is slow to arrive is not judged later.
+    const checked = checkSignatureHeaders(request.headers.get(TIMESTAMP_HEADER), request.headers.get(SIGNATURE_HEADER));
+    if (!checked.ok) throw refused(checked.reason);
     const body = await readBodyBytes(request, this.maxBodyBytes);
-    const verdict = await verifySignature(env.RUNNER_SECRET, timestamp, signature, body, now);
+    const verdict = await verifyBody(env.RUNNER_SECRET, checked, body);
     if (!verdict.ok) throw refused(verdict.reason);
     this.unvalidatedData = { body: parseJsonBody(request, body) };
     return this.run({ request, env, exec });
