@@ -74,6 +74,13 @@ module.exports = {
       to: { pathNot: ["^client/", "^node_modules/openapi-fetch/"] },
     },
     {
+      name: "web-app-imports-itself-and-the-client",
+      comment: "web/ runs in the browser and reaches the API only through the typed client: it imports itself, client/src and npm packages",
+      severity: "error",
+      from: { path: "^web/" },
+      to: { pathNot: ["^web/", "^client/src/", "^node_modules/"] },
+    },
+    {
       name: "worker-and-runner-meet-in-protocol",
       comment: "The Worker shares only protocol/ with the runner: it never imports the runner's sources",
       severity: "error",
@@ -136,6 +143,6 @@ module.exports = {
     exclude: { path: ["node_modules", "^scripts/dev-repohost/fixtures/"] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".d.ts", ".js"] },
+    enhancedResolveOptions: { extensions: [".ts", ".tsx", ".d.ts", ".js"] },
   },
 };

@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".dev/", ".wrangler/", "public/vendor/", "coverage/", "scripts/dev-repohost/fixtures/"] },
+  { ignores: ["node_modules/", ".dev/", ".wrangler/", "public/vendor/", "public/app/", "coverage/", "scripts/dev-repohost/fixtures/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

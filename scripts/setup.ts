@@ -6,6 +6,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DOCS_ASSET_REWRITES, DOCS_ASSET_SOURCES, type DocsAsset } from "../src/routes/docs-assets";
+import { buildWebApp, webSourcesDigest, WEB_OUT } from "./web/build";
 import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "./lib/dev-identity";
 import { readDevVars, writeDevVars } from "./lib/dev-vars";
 import { DEV_DIR, DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
@@ -89,7 +90,18 @@ function applyMigrations(): void {
   writeFileSync(stamp, digest);
 }
 
+/** The web app's bundles in public/app/, built again when its sources or dependencies changed. */
+async function ensureWebApp(): Promise<void> {
+  const stamp = join(WEB_OUT, ".sources");
+  const digest = webSourcesDigest();
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === digest) return;
+  say("building the web app into public/app/");
+  await buildWebApp();
+  writeFileSync(stamp, digest);
+}
+
 mkdirSync(DEV_DIR, { recursive: true });
 await ensureDevVars();
 ensureDocsAssets();
+await ensureWebApp();
 if (!args.has("--no-migrate")) applyMigrations();

@@ -17,6 +17,7 @@ import { changeRoutes } from "./routes/changes.routes";
 import { codeExecutionRoutes } from "./routes/code-execution.routes";
 import { notificationRoutes } from "./routes/notifications.routes";
 import { docsResponse } from "./routes/docs.routes";
+import { webAppResponse } from "./routes/web-app.routes";
 import { evaluationRoutes } from "./routes/evaluation.routes";
 import { log } from "./lib/log";
 import { GetHealth } from "./routes/health.routes";
@@ -119,6 +120,8 @@ async function dispatch(request: Request, env: Env, exec: ExecutionContext, path
   await enforceRateLimits(request, env, pathname);
   const docs = await docsResponse(request, env, pathname);
   if (docs) return docs;
+  const app = await webAppResponse(request, env, pathname);
+  if (app) return app;
   const response: Response | undefined = await router.fetch(request, env, exec);
   if (!response) throw noRoute(request.method, pathname);
   return response;

@@ -43,6 +43,16 @@ export interface Env {
   /** Public JWK set of the dev identity provider, used only when DEV_AUTH is "true". */
   DEV_IDP_JWKS?: string;
   /**
+   * Local development only (DEV_AUTH "true"): the issuer of the dev OpenID provider that
+   * `npm start` runs (scripts/dev-idp), trusted beside AUTH_ISSUER with the same keys.
+   */
+  DEV_IDP_ISSUER?: string;
+  /** The web app's sign-in (docs/web-app.md): the OpenID provider's issuer, the app's client id, scopes, and the `resource` to ask for. */
+  OIDC_ISSUER: string;
+  OIDC_CLIENT_ID: string;
+  OIDC_SCOPE: string;
+  OIDC_RESOURCE?: string;
+  /**
    * Issuers (comma-separated) whose tokens without `email_verified` carry verified addresses;
    * any other token needs `email_verified: true` to accept an invitation. Default: none.
    */

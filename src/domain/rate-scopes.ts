@@ -32,10 +32,17 @@ const SIGNED_ROUTES: RegExp[] = [
   /^\/api\/v1\/billing\/stripe\/webhook$/,
 ];
 
+/**
+ * The web app's bundles: names carrying a hash of their content, cached by browsers for a year
+ * and served by the assets layer without touching D1 or a Durable Object. Counting them would
+ * spend half the burst on a cold page load (docs/web-app.md). Its pages and settings still count.
+ */
+const WEB_APP_ASSETS = /^\/app\/assets\/[^/]+$/;
+
 /** `pathname` is canonical (canonicalPath), as the router sees it: a variant spelling cannot slip past a scope. */
 export function rateScopes(method: string, pathname: string): RateScope[] {
   const key = `${method} ${pathname}`;
-  if (SIGNED_ROUTES.some((r) => r.test(pathname))) return [];
+  if (SIGNED_ROUTES.some((r) => r.test(pathname)) || WEB_APP_ASSETS.test(pathname)) return [];
   const scopes: RateScope[] = ["burst"];
   if (!pathname.startsWith("/api/v1/")) return scopes;
   scopes.push("general");

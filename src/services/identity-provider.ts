@@ -37,6 +37,14 @@ function keySet(env: Env): JWTVerifyGetKey {
 }
 
 /**
+ * AUTH_ISSUER; in local development also the dev OpenID provider's issuer (it signs with the
+ * same dev keys as `npm run token`, under the address it is served at).
+ */
+function trustedIssuers(env: Env): string[] {
+  return env.DEV_AUTH === "true" && env.DEV_IDP_ISSUER ? [env.AUTH_ISSUER, env.DEV_IDP_ISSUER] : [env.AUTH_ISSUER];
+}
+
+/**
  * Tokens this isolate has verified, until their `exp`: a session token is not revocable before
  * then, so verifying its signature again on each request of a session proves nothing new. Keyed
  * by the whole token, so any change to it is a miss. Only the same key set is trusted: a change
@@ -46,7 +54,7 @@ const verified = new ExpiringCache<string, SessionClaims>(2000);
 let verifiedUnder: string | undefined;
 
 export async function verifySessionToken(token: string, env: Env): Promise<SessionClaims> {
-  const trust = `${env.DEV_AUTH === "true" ? env.DEV_IDP_JWKS : env.AUTH_JWKS_URL}|${env.AUTH_ISSUER}|${env.AUTH_AUDIENCE}`;
+  const trust = `${env.DEV_AUTH === "true" ? env.DEV_IDP_JWKS : env.AUTH_JWKS_URL}|${trustedIssuers(env).join(",")}|${env.AUTH_AUDIENCE}`;
   if (verifiedUnder !== trust) {
     verified.clear();
     verifiedUnder = trust;
@@ -62,7 +70,7 @@ async function verifyAgainstKeys(token: string, env: Env): Promise<{ claims: Ses
   let payload: { exp?: number };
   try {
     ({ payload } = await jwtVerify(token, keySet(env), {
-      issuer: env.AUTH_ISSUER,
+      issuer: trustedIssuers(env),
       audience: env.AUTH_AUDIENCE,
       algorithms: SESSION_TOKEN_ALGORITHMS,
       requiredClaims: ["sub", "exp"],

@@ -1,0 +1,5 @@
+import { unreadCount } from "../lib/notification-socket";
+
+export function NotificationBell() {
+  return <span class="bell">{unreadCount.value}</span>;
+}

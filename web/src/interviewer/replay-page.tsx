@@ -1,0 +1,5 @@
+import type { PageProps } from "../lib/page";
+
+export function ReplayPage(_props: PageProps) {
+  return <h1>ReplayPage</h1>;
+}
