@@ -35,6 +35,7 @@ import { templateRoutes } from "./routes/templates.routes";
 import { organizationRoutes } from "./routes/organizations.routes";
 import { storageRoutes } from "./routes/storage.routes";
 import { telemetryRoutes } from "./routes/telemetry.routes";
+import { workspaceRoutes } from "./routes/workspace.routes";
 import type { Method, RouteTable } from "./routes/table";
 
 export const API_BASE = "/api/v1";
@@ -52,6 +53,7 @@ const tables: RouteTable[] = [
   invitationRoutes,
   attemptRoutes,
   changeRoutes,
+  workspaceRoutes,
   ideSessionRoutes,
   runRoutes,
   scoreRoutes,

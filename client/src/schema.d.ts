@@ -209,6 +209,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attempts/{attempt_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt's files: the task's snapshot with the changes overlay on top
+         * @description Every file of the task's snapshot (at its base commit) and every file the overlay adds, sorted by path, each marked changed or deleted by the overlay. For the attempt's candidate and its organization's staff. The web app's file tree; the contents are at `GET .../files/content?path=`.
+         */
+        get: operations["get_GetWorkspaceFiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One file of the attempt as it is now: the overlay's content, else the snapshot's
+         * @description For the attempt's candidate and its organization's staff. 404 when the path is no file of the attempt or the overlay deletes it; 413 for a snapshot file larger than an overlay file may be (it could not be saved back).
+         */
+        get: operations["get_GetWorkspaceFileContent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/attempts/{attempt_id}/ide-session": {
         parameters: {
             query?: never;
@@ -1722,6 +1762,8 @@ export interface components {
             session_link: string;
             /** @description `assay_ide_` + 256 random bits, base64url; shown only here */
             session_token: string;
+            /** @description {APP_BASE_URL}/ide#attempt={attempt_id}&token={session_token}: opens the attempt in the web app (the token in the fragment, never sent to a server) */
+            web_link: string;
         };
         Invitation: {
             created_at: string;
@@ -3005,6 +3047,18 @@ export interface components {
             msg: string;
             type: string;
         };
+        WorkspaceFile: {
+            /** @description The attempt's changes upsert or delete it */
+            changed: boolean;
+            /** @description The attempt's changes delete it */
+            deleted: boolean;
+            /**
+             * @description snapshot: a file of the task's snapshot; added: only in the attempt's changes
+             * @enum {string}
+             */
+            origin: "snapshot" | "added";
+            path: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -4248,6 +4302,180 @@ export interface operations {
             };
             /** @description No such attempt, or one the caller may not see */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetWorkspaceFiles: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The files */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempt_id: string;
+                        items: components["schemas"]["WorkspaceFile"][];
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetWorkspaceFileContent: {
+        parameters: {
+            query: {
+                /** @description A repository path */
+                path: string;
+            };
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The content, base64 */
+                        content_b64: string;
+                        /** @enum {string} */
+                        origin: "overlay" | "snapshot";
+                        path: string;
+                        size: number;
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, one the caller may not see, or no such file of it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The file is too large to open for editing */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -33,6 +33,14 @@ export function ideSessionLink(attemptId: string, token: string): string {
   return `assay://attempts/${encodeURIComponent(attemptId)}?token=${encodeURIComponent(token)}`;
 }
 
+/**
+ * The web app's form of the link: its /ide page, with the attempt and the token in the
+ * fragment, which browsers never send to a server, so the token stays out of request logs.
+ */
+export function ideSessionWebLink(appBaseUrl: string, attemptId: string, token: string): string {
+  return `${appBaseUrl.replace(/\/+$/, "")}/ide#attempt=${encodeURIComponent(attemptId)}&token=${encodeURIComponent(token)}`;
+}
+
 export interface IdeTokenState {
   expires_at: string;
   revoked_at: string | null;

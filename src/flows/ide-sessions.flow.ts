@@ -1,4 +1,4 @@
-import { hashIdeToken, ideSessionLink, newIdeToken } from "../domain/ide-sessions";
+import { hashIdeToken, ideSessionLink, ideSessionWebLink, newIdeToken } from "../domain/ide-sessions";
 import { accept, type Outcome } from "../domain/outcome";
 import { attemptObject } from "../durable/attempt/attempt-object";
 import type { Env } from "../env";
@@ -6,6 +6,7 @@ import type { Env } from "../env";
 export interface OpenedIdeSession {
   session_token: string;
   session_link: string;
+  web_link: string;
   expires_at: string;
   active_sessions: number;
 }
@@ -19,7 +20,7 @@ export async function openIdeSession(env: Env, attemptId: string, expiresInHours
   const expiresAt = new Date(Date.now() + expiresInHours * 3_600_000).toISOString();
   const opened = await attemptObject(env, attemptId).openIdeSession(await hashIdeToken(token), expiresAt);
   if (!opened.ok) return opened;
-  return accept({ session_token: token, session_link: ideSessionLink(attemptId, token), ...opened.value });
+  return accept({ session_token: token, session_link: ideSessionLink(attemptId, token), web_link: ideSessionWebLink(env.APP_BASE_URL, attemptId, token), ...opened.value });
 }
 
 /** Revokes a token of the attempt; unknown and already revoked tokens are left as they are. */

@@ -2,30 +2,9 @@ import { database } from "../db/client";
 import { findTelemetryAttempt } from "../db/telemetry.queries";
 import { accept, invalid, refuse, type Outcome } from "../domain/outcome";
 import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
-import { taskKeys } from "../domain/tasks";
 import { attemptObject } from "../durable/attempt/attempt-object";
 import type { Env } from "../env";
-import { listTarFiles } from "../services/repohost/tar";
-import { artifactStorage } from "../services/storage/artifact-storage";
-
-/** As the runner reads snapshots (sandbox-runner's archive policy): one top-level folder, at most 200,000 entries. */
-const SNAPSHOT_LISTING = { stripComponents: 1, maxFileBytes: 0, maxStreamBytes: 8 * 1024 ** 3, maxFiles: 200_000 };
-
-/**
- * The paths of a task's snapshot files, listed once from the snapshot and kept beside it: a
- * task's snapshot never changes, and every telemetry batch that names a file needs them.
- */
-async function snapshotFiles(env: Env, taskId: string): Promise<Set<string>> {
-  const storage = artifactStorage(env);
-  const keys = taskKeys(taskId);
-  const listed = await storage.get(keys.files);
-  if (listed) return new Set((await listed.json()) as string[]);
-  const snapshot = await storage.get(keys.snapshot);
-  if (!snapshot) return new Set();
-  const paths = await listTarFiles(snapshot.body.pipeThrough(new DecompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>), SNAPSHOT_LISTING);
-  await storage.put(keys.files, JSON.stringify(paths), { contentType: "application/json" });
-  return new Set(paths);
-}
+import { snapshotFiles } from "./workspace-files.flow";
 
 export interface TelemetryAttempt {
   id: string;

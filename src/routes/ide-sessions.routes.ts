@@ -13,6 +13,9 @@ const IdeSessionSchema = z
     attempt_id: z.string(),
     session_token: z.string().describe("`assay_ide_` + 256 random bits, base64url; shown only here"),
     session_link: z.string().describe("assay://attempts/{attempt_id}?token={session_token}: opens the attempt in the IDE"),
+    web_link: z
+      .string()
+      .describe("{APP_BASE_URL}/ide#attempt={attempt_id}&token={session_token}: opens the attempt in the web app (the token in the fragment, never sent to a server)"),
     expires_at: z.string(),
     active_sessions: z.number().int().describe(`Active tokens of the attempt, this one included (at most ${IDE_SESSION_LIMITS.maxActive})`),
   })

@@ -20,6 +20,7 @@ interface IdeSessionJson {
   attempt_id: string;
   session_token: string;
   session_link: string;
+  web_link: string;
   expires_at: string;
   active_sessions: number;
 }
@@ -52,6 +53,7 @@ describe("POST /attempts/{id}/ide-session", () => {
     const session = (await res.json()) as IdeSessionJson;
     expect(session.session_token).toMatch(/^assay_ide_[A-Za-z0-9_-]{43}$/);
     expect(session.session_link).toBe(`assay://attempts/${attempt.id}?token=${session.session_token}`);
+    expect(session.web_link).toBe(`https://assay.test/ide#attempt=${attempt.id}&token=${session.session_token}`);
     expect(session.attempt_id).toBe(attempt.id);
     expect(session.active_sessions).toBe(1);
     expect(Math.abs(Date.parse(session.expires_at) - (Date.now() + 48 * 3_600_000))).toBeLessThan(60_000);

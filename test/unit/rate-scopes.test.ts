@@ -8,6 +8,13 @@ describe("rate-limit scopes", () => {
     expect(rateScopes("GET", "/api/v1/me")).toEqual(["burst", "general"]);
   });
 
+  it("the web app's hashed bundles are not counted; its pages and settings meet the burst limit", () => {
+    expect(rateScopes("GET", "/app/assets/main-ABC123.js")).toEqual([]);
+    expect(rateScopes("GET", "/app/assets/nested/x.js")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/attempts/att_1")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/app-config.json")).toEqual(["burst"]);
+  });
+
   it.each([
     ["POST", "/api/v1/attempts/att_1/ide-session"],
     ["DELETE", "/api/v1/attempts/att_1/ide-session/assay_ide_x"],
