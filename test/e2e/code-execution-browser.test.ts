@@ -1,12 +1,11 @@
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { mustOpenLive } from "../../scripts/lib/live-socket";
 import { api, devToken, freshIp } from "../support/node/http-client";
+import { launchChromium } from "../support/node/browser";
 
 // A real browser cannot put Authorization on a WebSocket: it opens the execution's socket with
 // the browser ticket (docs/api.md, "WebSocket authentication") from a page of the API's origin.
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
-
 interface Seen {
   messages: { type: string; data?: string; status?: string; code?: number }[];
   closeCode: number | null;
@@ -15,7 +14,7 @@ interface Seen {
 describe("live code execution from Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 

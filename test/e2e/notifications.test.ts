@@ -1,15 +1,14 @@
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { mustOpenLive, upgradeAnswer } from "../../scripts/lib/live-socket";
 import { waitUntil } from "../../scripts/lib/wait";
 import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-client";
+import { launchChromium } from "../support/node/browser";
 
 // Notifications through the real processes: a run of the real sandbox runner finishes, its
 // completion goes through the queues to the candidate's NotificationDO, and the candidate's
 // socket (Node with Bearer, Chromium with a browser ticket) receives it.
 const ORG = "e2e-notifications";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
-
 let taskId: string;
 let candidates = 0;
 
@@ -53,7 +52,7 @@ type NotificationMessage = { type: "notification"; notification: { id: number; t
 describe("notifications through the real stack (npm start)", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => browser?.close());
 

@@ -1,0 +1,53 @@
+// Chromium for the e2e tests of the web app and the docs pages (playwright-core driving the
+// machine's /usr/bin/chromium), and axe-core run inside a page.
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { freshIp } from "./http-client";
+
+// Headless Debian Chromium with its background networking off: the machines have no internet,
+// so pages must work from the stack's own addresses alone.
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+}
+
+/**
+ * A browser profile of one user: its own cookies (the identity provider's session) and its own
+ * client address, as the API's per-IP rate limits count a user's browser on its own.
+ */
+export async function userContext(browser: Browser, ip = freshIp()): Promise<BrowserContext & { ip: string }> {
+  const context = await browser.newContext({ extraHTTPHeaders: { "cf-connecting-ip": ip } });
+  return Object.assign(context, { ip });
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/** The serious and critical accessibility violations axe-core finds on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: axeSource });
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: unknown) => Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] } });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => JSON.stringify(n.target)) }));
+  });
+}
