@@ -85,6 +85,51 @@ export async function buildWebApp(): Promise<Metafile> {
   return result.metafile!;
 }
 
+/**
+ * What a browser downloads to show one page of the app: the entry bundle, the stylesheet, the
+ * page's chunk and every chunk these import, statically or dynamically (the terminal, the
+ * editor's language pack), but for the dynamic imports `skip` names by their source. Gzipped.
+ */
+export function pageWeight(metafile: Metafile, page: string, skip: (source: string) => boolean = () => false): { files: BundleSize[]; gzipBytes: number } {
+  const outputs = metafile.outputs;
+  const byEntry = (source: string) => {
+    const found = Object.entries(outputs).find(([, o]) => o.entryPoint === source);
+    if (!found) throw new Error(`the build has no output for ${source}`);
+    return found[0];
+  };
+  const main = byEntry("web/src/main.tsx");
+  const seen = new Set<string>([byEntry("web/src/styles.css")]);
+  // The entry's own dynamic imports are the other pages: only its static imports come with it.
+  const visit = (file: string, dynamic: boolean) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const imported of outputs[file]?.imports ?? []) {
+      if (imported.external) continue;
+      const source = outputs[imported.path]?.entryPoint;
+      if (imported.kind === "import-statement") visit(imported.path, dynamic);
+      else if (dynamic && imported.kind === "dynamic-import" && !(source && skip(source))) visit(imported.path, dynamic);
+    }
+  };
+  visit(main, false);
+  visit(byEntry(page), true);
+  const sizes = new Map(bundleSizes(metafile).map((s) => [s.file, s]));
+  const files = [...seen].map((f) => sizes.get(basename(f))).filter((s): s is BundleSize => s !== undefined);
+  return { files, gzipBytes: files.reduce((n, f) => n + f.gzipBytes, 0) };
+}
+
+const LANGUAGE_PACKS = "web/src/candidate/languages/";
+
+/** The candidate's workspace for a task in each language the editor knows: it loads that language's pack only. */
+export function workspaceWeights(metafile: Metafile): { language: string; files: number; gzipBytes: number }[] {
+  const packs = Object.values(metafile.outputs)
+    .map((o) => o.entryPoint)
+    .filter((e): e is string => e?.startsWith(LANGUAGE_PACKS) === true);
+  return packs.map((pack) => {
+    const weight = pageWeight(metafile, "web/src/candidate/workspace-page.tsx", (source) => source.startsWith(LANGUAGE_PACKS) && source !== pack);
+    return { language: basename(pack).replace(/\.tsx?$/, ""), files: weight.files.length, gzipBytes: weight.gzipBytes };
+  });
+}
+
 async function watch(): Promise<void> {
   const ctx = await context({
     ...options,
@@ -110,6 +155,9 @@ if (process.argv[1] && basename(process.argv[1]).startsWith("build")) {
   if (process.argv.includes("--watch")) await watch();
   else {
     const meta = await buildWebApp();
+    for (const w of workspaceWeights(meta)) {
+      console.log(`the candidate's workspace (${w.language}): ${(w.gzipBytes / 1000).toFixed(1)} kB gzipped in ${w.files} files`);
+    }
     for (const s of bundleSizes(meta)) console.log(`${s.file.padEnd(40)} ${(s.bytes / 1024).toFixed(1).padStart(8)} KiB  ${(s.gzipBytes / 1024).toFixed(1).padStart(7)} KiB gzipped`);
   }
 }
