@@ -29,6 +29,7 @@ const SCRIPTS_FOR_TESTS = [
   "^scripts/dev-repohost/(server|repo-builder|demo-repos)\\.ts$",
   "^scripts/dev-repohost/demo/",
   "^scripts/dev-mail/server\\.ts$",
+  "^scripts/dev-idp/server\\.ts$",
   "^scripts/templates/(catalogue|tar)\\.ts$",
 ];
 

@@ -2,6 +2,11 @@ import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
 
 export const DEV_ISSUER = "http://127.0.0.1/dev-idp";
 export const DEV_AUDIENCE = "assay-api";
+/**
+ * The resource indicator (RFC 8707) the web app names to get an access token for the API from
+ * the dev OpenID provider (scripts/dev-idp); `npm start` sets OIDC_RESOURCE to it.
+ */
+export const DEV_RESOURCE = "urn:assay:api";
 const ALG = "ES256";
 
 /** A fresh key pair for the dev identity provider: the public JWKS and the private JWK. */

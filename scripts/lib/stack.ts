@@ -13,6 +13,8 @@ export interface Stack {
   runnerUrl: string;
   repohostUrl: string;
   mailUrl: string;
+  /** The dev OpenID provider's issuer, where the web app signs in. */
+  idpUrl: string;
   /** Where the dev mail sink writes the stack's e-mails. */
   outboxDir: string;
   /** Where the stack's dev repo host keeps its repositories. */
@@ -105,7 +107,7 @@ export function endWithThisProcess(groupId: number): () => void {
  * `ready` settles once every part answers, or rejects (with the stack stopped) if one does not.
  */
 export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack & { ready: Promise<void> }> {
-  const [port, runnerPort, repohostPort, mailPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [port, runnerPort, repohostPort, mailPort, idpPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
   const stateDir = mkdtempSync(join(tmpdir(), "assay-stack-"));
   // The runner's work dir is inside; its sandbox users must be able to pass through.
   chmodSync(stateDir, 0o711);
@@ -119,6 +121,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       RUNNER_PORT: String(runnerPort),
       DEV_REPOHOST_PORT: String(repohostPort),
       DEV_MAIL_PORT: String(mailPort),
+      DEV_IDP_PORT: String(idpPort),
       DEV_MAIL_OUTBOX: join(stateDir, "outbox"),
       ASSAY_STATE_DIR: stateDir,
       RUNNER_WORK_DIR: join(stateDir, "runner"),
@@ -141,6 +144,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     runnerUrl: `http://127.0.0.1:${runnerPort}`,
     repohostUrl: `http://127.0.0.1:${repohostPort}`,
     mailUrl: `http://127.0.0.1:${mailPort}`,
+    idpUrl: `http://127.0.0.1:${idpPort}`,
     outboxDir: join(stateDir, "outbox"),
     repohostRoot: join(stateDir, "repos"),
     stateDir,
@@ -169,6 +173,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
       await waitFor(`${stack.runnerUrl}/health`, 30_000, alive);
       await waitFor(`${stack.repohostUrl}/api/v3/rate_limit`, 30_000, alive);
       await waitFor(`${stack.mailUrl}/health`, 30_000, alive);
+      await waitFor(`${stack.idpUrl}/.well-known/openid-configuration`, 30_000, alive);
     } catch (e) {
       const tail = output.join("").slice(-5000);
       kill("SIGKILL");

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Metafile } from "esbuild";
 import { describe, expect, it } from "vitest";
-import { pageWeight, WEB_OUT, workspaceWeights } from "../../scripts/web/build";
+import { pageWeight, WEB_OUT, workspaceWeights } from "../../scripts/lib/web-bundle";
 
 // The budget: the candidate's workspace, editor and terminal included, under 350 kB of
 // JavaScript and CSS gzipped. Measured on the build set-up made (public/app/meta.json).

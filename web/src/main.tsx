@@ -26,6 +26,9 @@ function SignInFailed({ message }: { message: string }) {
 }
 
 async function boot(): Promise<void> {
+  // index.html's placeholder is no node of Preact's, so Preact would leave it below the app.
+  root.replaceChildren();
+  render(<Loading what="Loading Assay" />, root);
   interceptLinks();
   const config = await loadConfig();
   configureAuth(config);

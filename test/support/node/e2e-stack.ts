@@ -11,6 +11,8 @@ declare module "vitest" {
     apiUrl: string;
     runnerUrl: string;
     repohostUrl: string;
+    /** The stack's dev OpenID provider (its issuer), where the web app signs in. */
+    idpUrl: string;
     /** The directory the stack's dev mail sink writes e-mails to. */
     outboxDir: string;
     /** The stack's dev repo host root, where tests add repositories, issues and pull requests. */
@@ -27,6 +29,7 @@ export default async function setup(project: TestProject) {
   project.provide("apiUrl", stack.apiUrl);
   project.provide("runnerUrl", stack.runnerUrl);
   project.provide("repohostUrl", stack.repohostUrl);
+  project.provide("idpUrl", stack.idpUrl);
   project.provide("outboxDir", stack.outboxDir);
   project.provide("repohostRoot", stack.repohostRoot);
   project.provide("stackFailureFile", failureFile);
