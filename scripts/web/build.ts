@@ -58,13 +58,20 @@ export function webSourcesDigest(): string {
   return hash.digest("hex");
 }
 
+/**
+ * Builds in place and then removes the files of earlier builds: a running `wrangler dev` serves
+ * public/ and loses track of it when the directory itself is removed and made again.
+ */
 export async function buildWebApp(): Promise<Metafile> {
-  rmSync(WEB_OUT, { recursive: true, force: true });
   mkdirSync(WEB_OUT, { recursive: true });
   const result = await build({ ...options, absWorkingDir: ROOT });
-  writeIndex(result.metafile!);
-  writeFileSync(join(WEB_OUT, "meta.json"), JSON.stringify(result.metafile));
-  return result.metafile!;
+  const metafile = result.metafile!;
+  writeIndex(metafile);
+  writeFileSync(join(WEB_OUT, "meta.json"), JSON.stringify(metafile));
+  const current = new Set(Object.keys(metafile.outputs).map((f) => basename(f)));
+  const assets = join(WEB_OUT, "assets");
+  for (const name of readdirSync(assets)) if (!current.has(name)) rmSync(join(assets, name));
+  return metafile;
 }
 
 async function watch(): Promise<void> {

@@ -47,22 +47,23 @@ function Header() {
 }
 
 function Page({ route, params }: { route: PageRoute; params: Record<string, string> }) {
-  const [component, setComponent] = useState<{ page: FunctionComponent<PageProps> } | { error: string } | null>(null);
+  // Kept with the route it belongs to: until the new route's module is there, the old page must
+  // not render with the new address's parameters.
+  const [loaded, setLoaded] = useState<{ route: PageRoute; page: FunctionComponent<PageProps> } | { route: PageRoute; error: string } | null>(null);
   useEffect(() => {
     let alive = true;
-    setComponent(null);
     document.title = `${route.title} · Assay`;
     route.load().then(
-      (page) => alive && setComponent({ page }),
-      () => alive && setComponent({ error: "This page could not be loaded; check your connection and reload." }),
+      (page) => alive && setLoaded({ route, page }),
+      () => alive && setLoaded({ route, error: "This page could not be loaded; check your connection and reload." }),
     );
     return () => {
       alive = false;
     };
   }, [route]);
-  if (!component) return <Loading />;
-  if ("error" in component) return <ErrorBox message={component.error} onRetry={() => window.location.reload()} />;
-  const Component = component.page;
+  if (!loaded || loaded.route !== route) return <Loading />;
+  if ("error" in loaded) return <ErrorBox message={loaded.error} onRetry={() => window.location.reload()} />;
+  const Component = loaded.page;
   return <Component params={params} query={location.value.query} />;
 }
 

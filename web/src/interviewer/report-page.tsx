@@ -1,5 +1,317 @@
+// An attempt's score report for its reviewers (docs/scoring.md): the overall score, the five
+// subscores drawn, and the evidence behind each (GET .../evaluation/evidence: the hidden tests
+// that failed, coverage, lint findings, ...). Before scoring has finished the report is a 404
+// saying why; the page shows that and waits for score_report.ready (polling while it scores).
+import type { ComponentChildren } from "preact";
+import type { components } from "../../../client/src/index";
+import { api, ApiError, call } from "../api";
+import { ErrorBox, Loading } from "../components/states";
+import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
+import { SUBSCORES, type SubscoreKey } from "./analytics";
+import { Chart } from "./charts";
+import { shapeOf } from "./evidence";
+import { formatDateTime, humanize } from "./format";
+import { StatusBadge, TestIds } from "./parts";
+import { useWatched, type WatchMode } from "./use-watched";
 
-export function ReportPage(_props: PageProps) {
-  return <h1>ReportPage</h1>;
+type Attempt = components["schemas"]["Attempt"];
+type Report = components["schemas"]["ScoreReport"] | components["schemas"]["CandidateScoreReport"];
+type Evidence = components["schemas"]["ScoreEvidence"];
+
+interface Loaded {
+  attempt: Attempt;
+  report: Report | null;
+  /** Why there is no report yet, in the API's words. */
+  missing: string | null;
+  evidence: Evidence | null;
+  evidenceError: string | null;
+}
+
+async function loadReport(attemptId: string): Promise<Loaded> {
+  const path = { params: { path: { attempt_id: attemptId } } };
+  const attempt = await call(api.GET("/api/v1/attempts/{attempt_id}", path));
+  let report: Report;
+  try {
+    report = await call(api.GET("/api/v1/attempts/{attempt_id}/score-report", path));
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return { attempt, report: null, missing: e.message, evidence: null, evidenceError: null };
+    throw e;
+  }
+  try {
+    const evidence = await call(api.GET("/api/v1/attempts/{attempt_id}/evaluation/evidence", path));
+    return { attempt, report, missing: null, evidence, evidenceError: null };
+  } catch (e) {
+    return { attempt, report, missing: null, evidence: null, evidenceError: describe(e) };
+  }
+}
+
+/** Scoring under way: poll. Not submitted, or failed (an orgadmin may re-score): only a notification says when that changes. */
+function watchMode(v: Loaded): WatchMode {
+  if (v.report) return "done";
+  return v.attempt.scoring?.status === "scoring" ? "poll" : "listen";
+}
+
+const ABOUT_SCORING = new Set(["score_report.ready", "attempt.submitted", "attempt.auto_submitted"]);
+
+export function ReportPage({ params }: PageProps) {
+  const attemptId = params.attemptId ?? "";
+  const loaded = useWatched(() => loadReport(attemptId), [attemptId], watchMode, (n) => ABOUT_SCORING.has(n.type) && n.payload.attempt_id === attemptId);
+
+  if (loaded.error || !loaded.data) {
+    return (
+      <>
+        <h1>Score report</h1>
+        {loaded.error ? <ErrorBox message={loaded.error} onRetry={loaded.reload} /> : <Loading what="Loading the score report" />}
+      </>
+    );
+  }
+  const { attempt, report, missing, evidence, evidenceError } = loaded.data;
+  return (
+    <>
+      <p class="crumbs">
+        <a href={`/console/tasks/${encodeURIComponent(attempt.task_id)}`}>The task</a>
+        {attempt.started_at && <a href={`/console/attempts/${encodeURIComponent(attempt.id)}/replay`}>Replay of the attempt</a>}
+      </p>
+      <h1>Score report</h1>
+      <AttemptFacts attempt={attempt} />
+      {loaded.staleError && <p class="muted">Could not check again: {loaded.staleError} Trying again shortly.</p>}
+      {report ? (
+        <>
+          <Scores report={report} />
+          {evidenceError ? <ErrorBox message={`The evidence could not be loaded: ${evidenceError}`} onRetry={loaded.reload} /> : evidence && <EvidenceSections evidence={evidence} />}
+        </>
+      ) : (
+        <section class="box" aria-labelledby="pending-heading">
+          <h2 id="pending-heading">Not scored yet</h2>
+          <p role="status">{missing}</p>
+          <p class="muted">
+            {attempt.scoring?.status === "scoring"
+              ? "Scoring runs the hidden tests in the sandbox; this page shows the report as soon as it is ready."
+              : "This page shows the report as soon as one is ready."}
+          </p>
+        </section>
+      )}
+    </>
+  );
+}
+
+function AttemptFacts({ attempt }: { attempt: Attempt }) {
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <StatusBadge status={attempt.status} />
+        {attempt.scoring && attempt.scoring.status !== "scored" && (
+          <>
+            {" "}
+            scoring: <StatusBadge status={attempt.scoring.status} />
+            {attempt.scoring.reason && <span> {attempt.scoring.reason}</span>}
+          </>
+        )}
+      </dd>
+      <dt>Started</dt>
+      <dd>{formatDateTime(attempt.started_at)}</dd>
+      <dt>Submitted</dt>
+      <dd>
+        {formatDateTime(attempt.submitted_at)}
+        {attempt.auto_submitted && " (by the deadline)"}
+      </dd>
+      <dt>Time limit</dt>
+      <dd>{attempt.time_limit_minutes === null ? "none" : `${attempt.time_limit_minutes} minutes`}</dd>
+    </dl>
+  );
+}
+
+function Scores({ report }: { report: Report }) {
+  return (
+    <section aria-labelledby="scores-heading">
+      <h2 id="scores-heading">Scores</h2>
+      <p class="overall">
+        Overall <strong>{report.overall_score}</strong> of 100
+        <span class="muted">
+          {" "}
+          · rubric {report.rubric_version} · scored {formatDateTime(report.completed_at)}
+        </span>
+      </p>
+      <Chart
+        title="Subscores, 0 to 100"
+        labelHeading="Subscore"
+        labels={SUBSCORES.map((s) => s.label)}
+        series={[{ label: "Score", values: SUBSCORES.map((s) => report.subscores[s.key]) }]}
+        yMax={100}
+      />
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Subscore</th>
+            <th scope="col">Score</th>
+            <th scope="col">Weight</th>
+            <th scope="col">Adds to overall</th>
+          </tr>
+        </thead>
+        <tbody>
+          {SUBSCORES.map(({ key, label }) => (
+            <tr key={key}>
+              <th scope="row">
+                <a href={`#evidence-${key}`}>{label}</a>
+              </th>
+              <td>{report.subscores[key]}</td>
+              <td>{Math.round(report.weights[key] * 100)} %</td>
+              <td>{(report.subscores[key] * report.weights[key]).toFixed(1)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {report.claims.length > 0 && (
+        <table>
+          <caption>The candidate's figures beside the measured ones (a gap over 0.25 is flagged)</caption>
+          <thead>
+            <tr>
+              <th scope="col">Figure</th>
+              <th scope="col">Claimed</th>
+              <th scope="col">Measured</th>
+              <th scope="col">Gap</th>
+            </tr>
+          </thead>
+          <tbody>
+            {report.claims.map((c) => (
+              <tr key={c.figure}>
+                <th scope="row">{humanize(c.figure)}</th>
+                <td>{c.claimed ?? "—"}</td>
+                <td>{c.measured ?? "—"}</td>
+                <td class={c.flagged ? "bad" : ""}>
+                  {c.gap ?? "—"}
+                  {c.flagged && " (flagged)"}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function EvidenceSections({ evidence }: { evidence: Evidence }) {
+  return (
+    <section aria-labelledby="evidence-heading">
+      <h2 id="evidence-heading">Evidence</h2>
+      {evidence.flags.length > 0 && (
+        <div class="box flags">
+          <h3>Points for the reviewer</h3>
+          <ul>
+            {evidence.flags.map((f) => (
+              <li key={f}>{f}</li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {SUBSCORES.map(({ key, label }) => (
+        <SubscoreEvidence key={key} id={key} label={label} score={evidence.subscores[key]} value={evidence.evidence[key]}>
+          {key === "correctness" && <HiddenTests evidence={evidence} />}
+        </SubscoreEvidence>
+      ))}
+      {evidence.ignored_test_edits.length > 0 && (
+        <>
+          <h3>Changes to test files that were not scored</h3>
+          <TestIds ids={evidence.ignored_test_edits} />
+        </>
+      )}
+      {evidence.excluded_from_hidden_run && evidence.excluded_from_hidden_run.length > 0 && (
+        <>
+          <h3>Files left at the task's version in the hidden-test run</h3>
+          <TestIds ids={evidence.excluded_from_hidden_run} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function SubscoreEvidence({ id, label, score, value, children }: { id: SubscoreKey; label: string; score: number; value: unknown; children?: ComponentChildren }) {
+  return (
+    <section class="evidence" id={`evidence-${id}`} aria-labelledby={`evidence-${id}-heading`}>
+      <h3 id={`evidence-${id}-heading`}>
+        {label}: {score}
+      </h3>
+      {value === undefined ? <p class="muted">No evidence recorded.</p> : <EvidenceView value={value} />}
+      {children}
+    </section>
+  );
+}
+
+function HiddenTests({ evidence }: { evidence: Evidence }) {
+  return (
+    <details>
+      <summary>
+        All hidden tests ({evidence.hidden_tests.fail_to_pass.length} to make pass, {evidence.hidden_tests.pass_to_pass.length} to keep passing)
+      </summary>
+      <h4>Fail to pass</h4>
+      <TestIds ids={evidence.hidden_tests.fail_to_pass} />
+      <h4>Pass to pass</h4>
+      <TestIds ids={evidence.hidden_tests.pass_to_pass} />
+    </details>
+  );
+}
+
+// Lists longer than this (failing tests of a broken solution) are cut, saying how many more.
+const LIST_LIMIT = 100;
+
+function EvidenceView({ value }: { value: unknown }) {
+  const shape = shapeOf(value);
+  switch (shape.kind) {
+    case "scalar":
+      return <span>{shape.text}</span>;
+    case "list":
+      if (shape.items.length === 0) return <span class="muted">none</span>;
+      return (
+        <ul class="evidence-list">
+          {shape.items.slice(0, LIST_LIMIT).map((item, i) => (
+            <li key={i}>
+              <code>{item}</code>
+            </li>
+          ))}
+          {shape.items.length > LIST_LIMIT && <li class="muted">and {shape.items.length - LIST_LIMIT} more</li>}
+        </ul>
+      );
+    case "table":
+      return (
+        <table class="evidence-table">
+          <thead>
+            <tr>
+              {shape.columns.map((c) => (
+                <th scope="col" key={c}>
+                  {humanize(c)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {shape.rows.slice(0, LIST_LIMIT).map((row, i) => (
+              <tr key={i}>
+                {shape.columns.map((c) => (
+                  <td key={c}>
+                    <EvidenceView value={row[c] ?? null} />
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      );
+    case "group":
+      if (shape.entries.length === 0) return <span class="muted">none</span>;
+      return (
+        <dl class="evidence-group">
+          {shape.entries.map(([k, v]) => (
+            <div key={k}>
+              <dt>{humanize(k)}</dt>
+              <dd>
+                <EvidenceView value={v} />
+              </dd>
+            </div>
+          ))}
+        </dl>
+      );
+  }
 }

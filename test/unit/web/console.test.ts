@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { notificationText } from "../../../web/src/components/notification-text";
+import { analyticsQuery, funnelRows, percentiles } from "../../../web/src/interviewer/analytics";
+import { formatScalar, shapeOf } from "../../../web/src/interviewer/evidence";
+import { formatBytes, formatDuration, humanize, plural } from "../../../web/src/interviewer/format";
+import { fieldsOf, parseTags, parseTimeLimit, patchOf, type TaskFieldsSource } from "../../../web/src/interviewer/task-fields";
+
+const task: TaskFieldsSource = {
+  title: "Slugify max length",
+  description: "",
+  statement: { title: "Add maxLength", body: "Cut long slugs." },
+  tags: ["js", "strings"],
+  time_limit_minutes: 90,
+  visibility: "PRIVATE_ORG",
+  ai_assistance: false,
+};
+
+describe("task fields", () => {
+  it("sends only what changed", () => {
+    const initial = fieldsOf(task);
+    expect(patchOf(initial, initial)).toEqual({ body: {} });
+    expect(patchOf(initial, { ...initial, statementBody: "Cut long slugs at a word.", tags: "js,  strings", aiAssistance: true })).toEqual({
+      body: { statement: { body: "Cut long slugs at a word." }, ai_assistance: true },
+    });
+    expect(patchOf(initial, { ...initial, title: " New name ", tags: "js, sql,", timeLimit: "", visibility: "PUBLIC" })).toEqual({
+      body: { title: "New name", tags: ["js", "sql"], time_limit_minutes: null, visibility: "PUBLIC" },
+    });
+  });
+
+  it("refuses a time limit that is not whole minutes", () => {
+    expect(patchOf(fieldsOf(task), { ...fieldsOf(task), timeLimit: "1.5" })).toHaveProperty("error");
+    expect(parseTimeLimit(" 120 ")).toBe(120);
+    expect(parseTimeLimit("")).toBeNull();
+    expect(parseTimeLimit("-5")).toBeUndefined();
+  });
+
+  it("shows a task without a statement or staff fields as empty text", () => {
+    const fields = fieldsOf({ ...task, title: undefined, description: undefined, statement: null, time_limit_minutes: null });
+    expect(fields).toMatchObject({ title: "", description: "", statementTitle: "", statementBody: "", timeLimit: "" });
+    expect(parseTags(" a, ,b ,")).toEqual(["a", "b"]);
+  });
+});
+
+describe("analytics figures", () => {
+  it("gives each funnel step its share of the step before in its cohort", () => {
+    const rows = funnelRows({ invited: 10, accepted: 7, attempts: 8, started: 6, submitted: 3, scored: 0 });
+    expect(rows.map((r) => [r.label, r.value, r.ofPrevious])).toEqual([
+      ["Invited", 10, null],
+      ["Accepted", 7, 70],
+      ["Attempts", 8, null],
+      ["Started", 6, 75],
+      ["Submitted", 3, 50],
+      ["Scored", 0, 0],
+    ]);
+    expect(funnelRows({ invited: 0, accepted: 0, attempts: 0, started: 0, submitted: 0, scored: 0 })[1]!.ofPrevious).toBeNull();
+  });
+
+  it("lists percentiles in order, scaled and rounded", () => {
+    expect(percentiles({ count: 3, mean: 1, p10: 90, p25: 125, p50: 600, p75: 1000, p90: null }, 60)).toEqual([1.5, 2.1, 10, 16.7, null]);
+  });
+
+  it("writes the filter as a query string", () => {
+    expect(analyticsQuery({ from: "2026-01-05", to: "", taskId: "tsk_1" })).toBe("?from=2026-01-05&task_id=tsk_1");
+    expect(analyticsQuery({ from: "", to: "", taskId: "" })).toBe("");
+  });
+});
+
+describe("evidence shapes", () => {
+  it("shows flat objects in lists as tables, scalars in lists as lists, objects as groups", () => {
+    expect(shapeOf([{ file: "a.js", line: 3 }, { file: "b.js", rule: "no-undef" }])).toEqual({
+      kind: "table",
+      columns: ["file", "line", "rule"],
+      rows: [{ file: "a.js", line: 3 }, { file: "b.js", rule: "no-undef" }],
+    });
+    expect(shapeOf(["t::a", "t::b"])).toEqual({ kind: "list", items: ["t::a", "t::b"] });
+    expect(shapeOf([])).toEqual({ kind: "list", items: [] });
+    expect(shapeOf({ passed: 1, failing: [] })).toEqual({ kind: "group", entries: [["passed", 1], ["failing", []]] });
+    expect(shapeOf(true)).toEqual({ kind: "scalar", text: "yes" });
+    expect(formatScalar(null)).toBe("—");
+  });
+});
+
+describe("formats", () => {
+  it("writes sizes, durations, names and counts", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(2048)).toBe("2.0 KiB");
+    expect(formatDuration(45)).toBe("45 s");
+    expect(formatDuration(723)).toBe("12 min 3 s");
+    expect(formatDuration(3900)).toBe("1 h 5 min");
+    expect(humanize("fail_to_pass")).toBe("Fail to pass");
+    expect(plural(1, "entry", "entries")).toBe("1 entry");
+    expect(plural(2, "file")).toBe("2 files");
+  });
+});
+
+describe("notification text", () => {
+  it("links staff to the console and candidates to their attempt", () => {
+    const ready = { type: "score_report.ready", payload: { attempt_id: "att_1", score_id: "sc_1", task_id: "tsk_1" } };
+    expect(notificationText(ready, true)).toEqual({ text: "A score report is ready", href: "/console/attempts/att_1/report" });
+    expect(notificationText(ready, false)).toEqual({ text: "Your score report is ready", href: "/attempts/att_1" });
+    expect(notificationText({ type: "task.import_finished", payload: { task_id: "tsk 2", status: "FAILED" } }, true)).toEqual({
+      text: "A task's import failed",
+      href: "/console/tasks/tsk%202",
+    });
+    expect(notificationText({ type: "task_draft.validation_finished", payload: { draft_id: "tsk_3", status: "VALIDATED" } }, true).href).toBe(
+      "/console/drafts/tsk_3",
+    );
+  });
+
+  it("has no link without the id it needs, and words for unknown types", () => {
+    expect(notificationText({ type: "invitation.accepted", payload: {} }, true).href).toBeNull();
+    expect(notificationText({ type: "something.new", payload: {} }, true)).toEqual({ text: "Notification: something.new", href: null });
+  });
+});
