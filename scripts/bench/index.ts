@@ -13,6 +13,7 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   analytics: () => import("./analytics"),
   execution: () => import("./execution"),
   notifications: () => import("./notifications"),
+  web: () => import("./web"),
 };
 
 const names = process.argv.slice(2);

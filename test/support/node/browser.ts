@@ -1,26 +1,13 @@
-// Chromium for the e2e tests of the web app and the docs pages (playwright-core driving the
-// machine's /usr/bin/chromium), and axe-core run inside a page.
+// Chromium for the e2e tests of the web app and the docs pages (scripts/lib/browser.ts), a
+// user's browser profile, and axe-core run inside a page.
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "../../../scripts/lib/browser";
 import { freshIp } from "./http-client";
 
-// Headless Debian Chromium with its background networking off: the machines have no internet,
-// so pages must work from the stack's own addresses alone.
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { launchChromium };
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-}
 
 /**
  * A browser profile of one user: its own cookies (the identity provider's session) and its own

@@ -17,6 +17,8 @@ declare module "vitest" {
     outboxDir: string;
     /** The stack's dev repo host root, where tests add repositories, issues and pull requests. */
     repohostRoot: string;
+    /** The stack's local D1/R2/DO state, for the rare test that must set what no API can (an invitation's expiry in the past). */
+    stateDir: string;
     /** Where the set-up writes why the stack did not come up, if it did not. */
     stackFailureFile: string;
   }
@@ -32,6 +34,7 @@ export default async function setup(project: TestProject) {
   project.provide("idpUrl", stack.idpUrl);
   project.provide("outboxDir", stack.outboxDir);
   project.provide("repohostRoot", stack.repohostRoot);
+  project.provide("stateDir", stack.stateDir);
   project.provide("stackFailureFile", failureFile);
   return () => stack.stop();
 }

@@ -1,5 +1,148 @@
+// /invites/accept?token=…: the link of the invitation e-mail. Accepts the invitation for the
+// signed-in user, then offers the task. The token leaves the address bar once it is used, so it
+// stays out of the browser's history.
+import type { components } from "../../../client/src/index";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, call } from "../api";
+import { ErrorBox, Loading } from "../components/states";
+import { ApiError, describe } from "../lib/errors";
+import { me } from "../lib/me";
 import type { PageProps } from "../lib/page";
+import { navigate } from "../lib/router";
+import { attemptFor } from "./start-attempt";
+import { sentence } from "./words";
 
-export function AcceptInvitationPage(_props: PageProps) {
-  return <h1>AcceptInvitationPage</h1>;
+type Accepted = components["schemas"]["AcceptedInvitation"];
+type Task = components["schemas"]["Task"];
+
+type State = { kind: "accepting" } | { kind: "accepted"; invitation: Accepted; task: Task | null } | { kind: "failed"; status: number; message: string };
+
+function failureWords(status: number, detail: string): { title: string; body: string } {
+  const message = sentence(detail);
+  switch (status) {
+    case 410:
+      return { title: "This invitation has expired or was withdrawn", body: `${message} Ask the interviewer to resend it (or to invite you again); the new e-mail has a fresh link.` };
+    case 409:
+      return {
+        title: "This invitation has been used already",
+        body: `${message} An invitation is accepted once. If you accepted it, the task is under My assessments.`,
+      };
+    case 403: {
+      const who = me.value?.email;
+      return {
+        title: "This invitation is for another account",
+        body: `${message}${who ? ` You are signed in as ${who}.` : ""} Sign out, then open the link again.`,
+      };
+    }
+    case 404:
+      return {
+        title: "This invitation link is not valid",
+        body: `${message} A link cut short by a mail program does not work either: open the whole link from the latest invitation e-mail.`,
+      };
+    default:
+      return { title: "The invitation could not be accepted", body: message };
+  }
+}
+
+export function AcceptInvitationPage({ query }: PageProps) {
+  const [token] = useState(() => query.get("token"));
+  const [state, setState] = useState<State>({ kind: "accepting" });
+  const started = useRef(false);
+
+  useEffect(() => {
+    if (!token || started.current) return;
+    started.current = true;
+    (async () => {
+      try {
+        const invitation = await call(api.POST("/api/v1/invites/accept", { body: { token } }));
+        window.history.replaceState(null, "", "/invites/accept");
+        let task: Task | null = null;
+        try {
+          task = await call(api.GET("/api/v1/tasks/{task_id}", { params: { path: { task_id: invitation.task_id } } }));
+        } catch {
+          // The task's details are a nicety here; the attempt's own page loads them again.
+        }
+        setState({ kind: "accepted", invitation, task });
+      } catch (error) {
+        setState({ kind: "failed", status: error instanceof ApiError ? error.status : 0, message: describe(error) });
+      }
+    })();
+  }, [token]);
+
+  if (!token) {
+    return (
+      <>
+        <h1>Accept your invitation</h1>
+        <ErrorBox message="This page needs the link from your invitation e-mail, with its token. Open the link from the e-mail again." />
+        <p>
+          Already accepted? Your tasks are under <a href="/attempts">My assessments</a>.
+        </p>
+      </>
+    );
+  }
+  if (state.kind === "accepting") return <Loading what="Accepting your invitation" />;
+  if (state.kind === "failed") {
+    const words = failureWords(state.status, state.message);
+    return (
+      <>
+        <h1>{words.title}</h1>
+        <ErrorBox message={words.body} />
+        <p>
+          <a href="/attempts">My assessments</a>
+        </p>
+      </>
+    );
+  }
+  return <Accepted invitation={state.invitation} task={state.task} />;
+}
+
+function Accepted({ invitation, task }: { invitation: Accepted; task: Task | null }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const limit = task?.time_limit_minutes;
+
+  async function open() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      navigate(`/attempts/${await attemptFor(invitation.task_id)}`);
+    } catch (e) {
+      setError(describe(e));
+      setBusy(false);
+    }
+  }
+
+  return (
+    <div class="accepted">
+      <h1>You have joined {invitation.organization_name}</h1>
+      <p role="status">Your invitation is accepted. The task is now yours to do.</p>
+      <section class="panel" aria-labelledby="task-title">
+        <h2 id="task-title">{task?.statement?.title ?? invitation.task_title}</h2>
+        <dl class="facts">
+          {task?.language && (
+            <>
+              <dt>Language</dt>
+              <dd>{task.language}</dd>
+            </>
+          )}
+          <dt>Time limit</dt>
+          <dd>{limit ? `${limit} minutes, counted from when you start` : "None"}</dd>
+          {task && (
+            <>
+              <dt>AI assistant</dt>
+              <dd>{task.ai_assistance ? "Allowed" : "Not allowed"}</dd>
+            </>
+          )}
+        </dl>
+        <p>Opening the task does not start the clock: you read the task first, then press Start.</p>
+        {error && <ErrorBox message={error} />}
+        <button type="button" onClick={() => void open()} disabled={busy}>
+          {busy ? "Opening…" : "Open the task"}
+        </button>
+      </section>
+      <p>
+        You can come back to it any time from <a href="/attempts">My assessments</a>.
+      </p>
+    </div>
+  );
 }

@@ -1,0 +1,591 @@
+// The attempt workspace: the file tree, the editor, the task, the tests, the assistant and the
+// terminal, with saving that loses nothing (save-queue.ts). An attempt that is no longer in
+// progress is shown read-only, as it was submitted.
+import type { components } from "../../../client/src/index";
+import { effect } from "@preact/signals";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api, call } from "../api";
+import { ErrorBox, Loading } from "../components/states";
+import { ApiError, describe } from "../lib/errors";
+import { onNotification } from "../lib/notification-socket";
+import { online } from "../lib/online";
+import { attemptTelemetry, type AttemptTelemetry } from "./attempt-telemetry";
+import { sessionBackend } from "./backend";
+import { ChatPanel } from "./chat-panel";
+import { Editors } from "./editors";
+import { base64ToText, textToBase64 } from "./encoding";
+import { FileTree, type FileEntry } from "./file-tree";
+import { pathProblem } from "./file-tree-model";
+import { loadLanguage } from "./languages";
+import { Markdown } from "./markdown-view";
+import { RunsPanel } from "./runs-panel";
+import { SaveQueue, type Change, type SaveSnapshot, type SaveStorage } from "./save-queue";
+import { SubmitDialog } from "./submit-dialog";
+import { TerminalPanel } from "./terminal-panel";
+import { TimeLeft } from "./time-left";
+
+export type Attempt = components["schemas"]["Attempt"];
+export type Task = components["schemas"]["Task"];
+
+interface Props {
+  attempt: Attempt;
+  task: Task;
+  onAttempt: (attempt: Attempt) => void;
+  reload: () => void;
+  /** The candidate has just submitted: the notice saying so takes the focus. */
+  justSubmitted?: boolean;
+}
+
+type Opened =
+  | { path: string; kind: "loading" }
+  | { path: string; kind: "ready" }
+  | { path: string; kind: "deleted" }
+  | { path: string; kind: "unavailable"; message: string };
+
+type Tab = "task" | "tests" | "assistant";
+
+function browserStorage(): SaveStorage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
+
+function saveWords(snapshot: SaveSnapshot): { text: string; tone: string } {
+  const state = snapshot.state;
+  switch (state.kind) {
+    case "saved":
+      return { text: "All changes saved", tone: "ok" };
+    case "unsaved":
+    case "saving":
+      return { text: "Saving changes…", tone: "" };
+    case "offline":
+      return { text: "Offline: changes are kept in this browser and saved when the connection returns", tone: "warn" };
+    case "retrying":
+      return { text: `Not saved yet (${state.message}); trying again shortly`, tone: "warn" };
+    case "failed":
+      return { text: `Not saved: ${state.message}`, tone: "bad" };
+    case "locked":
+      return { text: `No more changes are taken: ${state.message}`, tone: "bad" };
+  }
+}
+
+function sameSave(a: SaveSnapshot, b: SaveSnapshot): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Applies saved or restored changes to the file list: upserts mark files changed (or add them), deletions deleted. */
+function applyChanges(files: FileEntry[], changes: Iterable<[string, Change]>): FileEntry[] {
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  for (const [path, change] of changes) {
+    const found = byPath.get(path);
+    const deleted = change.op === "delete";
+    byPath.set(path, found ? { ...found, changed: true, deleted } : { path, origin: "added", changed: true, deleted });
+  }
+  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+function firstFile(files: FileEntry[]): string | null {
+  const live = files.filter((f) => !f.deleted);
+  const pick =
+    live.find((f) => f.changed) ?? live.find((f) => /^readme(\.md)?$/i.test(f.path)) ?? live.find((f) => !f.path.includes("/")) ?? live[0];
+  return pick?.path ?? null;
+}
+
+export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = false }: Props) {
+  const readOnly = attempt.status !== "IN_PROGRESS";
+  const attemptId = attempt.id;
+  const [files, setFiles] = useState<FileEntry[] | null>(null);
+  const [filesError, setFilesError] = useState<string>();
+  const [active, setActive] = useState<string | null>(null);
+  const [opened, setOpened] = useState<Opened | null>(null);
+  const [save, setSave] = useState<SaveSnapshot>({ state: { kind: "saved" }, unsaved: [], stored: true });
+  const [notice, setNotice] = useState<string>();
+  const [tab, setTab] = useState<Tab>("task");
+  // A panel loads when its tab is first opened (fewer requests when the workspace opens), then stays.
+  const [visited, setVisited] = useState<ReadonlySet<Tab>>(new Set(["task"]));
+  const [submitOpen, setSubmitOpen] = useState(false);
+  const [submitBusy, setSubmitBusy] = useState(false);
+  const [submitError, setSubmitError] = useState<string>();
+  const [timeUp, setTimeUp] = useState(false);
+  const [newFile, setNewFile] = useState<{ path: string; problem?: string } | null>(null);
+  const [filesVersion, setFilesVersion] = useState(0);
+  const editorHost = useRef<HTMLDivElement>(null);
+  const editors = useRef<Editors | null>(null);
+  const filesRef = useRef<FileEntry[]>([]);
+  filesRef.current = files ?? [];
+  const activeRef = useRef<string | null>(null);
+  activeRef.current = active;
+  /** Files the API knows as files of the attempt (telemetry may name only those). */
+  const known = useRef(new Set<string>());
+  const telemetry = useRef<AttemptTelemetry | null>(null);
+
+  const queue = useMemo(
+    () =>
+      new SaveQueue({
+        attemptId,
+        storage: browserStorage(),
+        send: async (changes) => {
+          const body: Record<string, { op: "upsert"; content_b64: string } | { op: "delete" }> = {};
+          for (const [path, change] of Object.entries(changes)) body[path] = change.op === "delete" ? { op: "delete" } : { op: "upsert", content_b64: textToBase64(change.content) };
+          await call(api.PATCH("/api/v1/attempts/{attempt_id}/changes", { params: { path: { attempt_id: attemptId } }, body: { changes: body } }));
+        },
+        online: () => online.value,
+        // Every keystroke reports; the workspace renders again only when what it shows changes.
+        onChange: (next) => setSave((prev) => (sameSave(prev, next) ? prev : next)),
+        onSaved: (changes) => {
+          for (const [path, change] of Object.entries(changes)) if (change.op === "upsert") known.current.add(path);
+          setFiles((f) => (f ? applyChanges(f, Object.entries(changes)) : f));
+        },
+      }),
+    [attemptId],
+  );
+
+  // The queue, the telemetry and the page's listeners live as long as the workspace.
+  useEffect(() => {
+    const restored = queue.restore();
+    if (readOnly) {
+      if (restored.size > 0) {
+        setNotice(
+          `${restored.size === 1 ? "One change" : `${restored.size} changes`} made in this browser had not been saved when the attempt was submitted, so ${restored.size === 1 ? "it is" : "they are"} not part of it.`,
+        );
+      }
+      queue.discard();
+      return () => queue.dispose();
+    }
+    if (restored.size > 0) {
+      setNotice(`Restored ${restored.size === 1 ? "one change" : `${restored.size} changes`} this browser had kept from before; saving ${restored.size === 1 ? "it" : "them"} now.`);
+      void queue.flush();
+    }
+    telemetry.current = attemptTelemetry(sessionBackend, attemptId);
+    const stopOnline = effect(() => queue.setOnline(online.value));
+    // Unsaved edits are in this browser's storage and saved on the next visit, so leaving is
+    // asked about only when they have not reached the service for a while (offline, failing).
+    const beforeUnload = (event: BeforeUnloadEvent) => {
+      if (!queue.hasUnsaved()) return;
+      const stuck = ["offline", "retrying", "failed"].includes(queue.snapshot().state.kind);
+      void queue.flush();
+      if (stuck) event.preventDefault();
+    };
+    window.addEventListener("beforeunload", beforeUnload);
+    const stopNotifications = onNotification((n) => {
+      if (n.type === "attempt.auto_submitted" && n.payload.attempt_id === attemptId) reload();
+    });
+    return () => {
+      stopOnline();
+      stopNotifications();
+      window.removeEventListener("beforeunload", beforeUnload);
+      telemetry.current?.dispose();
+      telemetry.current = null;
+      void queue.flush().finally(() => queue.dispose());
+    };
+  }, [queue]);
+
+  // At the deadline the service submits the attempt; ask until it has, and the workspace turns read-only.
+  useEffect(() => {
+    if (!timeUp) return;
+    const timer = setInterval(reload, 5000);
+    return () => clearInterval(timer);
+  }, [timeUp]);
+
+  // A 409 from a save means the attempt was submitted meanwhile (the deadline, another tab).
+  useEffect(() => {
+    if (save.state.kind === "locked") reload();
+  }, [save.state.kind]);
+
+  useEffect(() => {
+    let alive = true;
+    setFilesError(undefined);
+    call(api.GET("/api/v1/attempts/{attempt_id}/files", { params: { path: { attempt_id: attemptId } } })).then(
+      (answer) => {
+        if (!alive) return;
+        known.current = new Set(answer.items.filter((f) => f.origin === "snapshot" || !f.deleted).map((f) => f.path));
+        const pending: [string, Change][] = [];
+        for (const path of queue.snapshot().unsaved) {
+          const change = queue.unsavedChange(path);
+          if (change) pending.push([path, change]);
+        }
+        const list = applyChanges(answer.items, pending);
+        setFiles(list);
+        setActive((a) => a ?? firstFile(list));
+      },
+      (error: unknown) => alive && setFilesError(describe(error)),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [attemptId, filesVersion]);
+
+  // One editor for the workspace; the task's grammar is downloaded beside it.
+  useEffect(() => {
+    const activity = telemetry.current?.activity(() => {
+      const path = activeRef.current;
+      return path ? { path, known: known.current.has(path) } : null;
+    });
+    const created = new Editors(editorHost.current!, { readOnly, onChange: (path, text) => queue.edit(path, { op: "upsert", content: text }), activity });
+    editors.current = created;
+    let alive = true;
+    loadLanguage(task.language).then(
+      (languageOf) => alive && languageOf && created.setLanguage(languageOf),
+      () => {},
+    );
+    return () => {
+      alive = false;
+      created.destroy();
+      editors.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    if (!active) return;
+    let alive = true;
+    const editor = editors.current!;
+    if (!readOnly) void queue.flush();
+    const entry = filesRef.current.find((f) => f.path === active);
+    const local = queue.unsavedChange(active);
+    const show = (text: string) => {
+      editor.show(active, text);
+      setOpened({ path: active, kind: "ready" });
+      if (known.current.has(active)) telemetry.current?.record({ kind: "file_opened", file_path: active });
+    };
+    if (local?.op === "delete" || (!local && entry?.deleted)) setOpened({ path: active, kind: "deleted" });
+    else if (local?.op === "upsert") show(local.content);
+    else if (editor.text(active) !== undefined) show(editor.text(active)!);
+    else {
+      setOpened({ path: active, kind: "loading" });
+      call(api.GET("/api/v1/attempts/{attempt_id}/files/content", { params: { path: { attempt_id: attemptId }, query: { path: active } } })).then(
+        (file) => {
+          if (!alive) return;
+          const text = base64ToText(file.content_b64);
+          if (text === null) setOpened({ path: active, kind: "unavailable", message: `${active} is a binary file (${file.size} bytes); the editor shows text files only.` });
+          else show(text);
+        },
+        (error: unknown) => alive && setOpened({ path: active, kind: "unavailable", message: describe(error) }),
+      );
+    }
+    return () => {
+      alive = false;
+    };
+  }, [active]);
+
+  function openFile(path: string) {
+    setActive(path);
+  }
+
+  function createFile(event: Event) {
+    event.preventDefault();
+    if (!newFile) return;
+    const path = newFile.path.trim();
+    const problem = pathProblem(path) ?? (filesRef.current.some((f) => f.path === path && !f.deleted) ? `${path} exists already.` : null);
+    if (problem) {
+      setNewFile({ path: newFile.path, problem });
+      return;
+    }
+    queue.edit(path, { op: "upsert", content: "" });
+    editors.current?.forget(path);
+    setFiles((f) => applyChanges(f ?? [], [[path, { op: "upsert", content: "" }]]));
+    setNewFile(null);
+    setActive(path);
+    setOpened(null);
+    // The effect on `active` does not run again for the same path; show it here then.
+    if (active === path) {
+      editors.current?.show(path, "");
+      setOpened({ path, kind: "ready" });
+    }
+  }
+
+  function deleteFile() {
+    if (!active || !window.confirm(`Delete ${active} from your work? The deletion is saved like any change.`)) return;
+    queue.edit(active, { op: "delete" });
+    editors.current?.forget(active);
+    setFiles((f) => applyChanges(f ?? [], [[active, { op: "delete" }]]));
+    setOpened({ path: active, kind: "deleted" });
+  }
+
+  /** Saves everything; an error in words when something could not be saved, else null. */
+  async function saveAll(): Promise<string | null> {
+    if (await queue.flush()) return null;
+    const words = saveWords(queue.snapshot()).text;
+    return `your latest changes are not saved yet (${words}).`;
+  }
+
+  async function submit(explanation: string) {
+    setSubmitBusy(true);
+    setSubmitError(undefined);
+    telemetry.current?.record({ kind: "submit_clicked" });
+    const problem = await saveAll();
+    if (problem) {
+      setSubmitError(`Not submitted: ${problem} Submit once they are saved, so that they are part of your work.`);
+      setSubmitBusy(false);
+      return;
+    }
+    await telemetry.current?.flush();
+    try {
+      const submitted = await call(api.POST("/api/v1/attempts/{attempt_id}/submit", { params: { path: { attempt_id: attemptId } }, body: explanation ? { explanation } : {} }));
+      setSubmitOpen(false);
+      onAttempt(submitted);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 409) reload();
+      setSubmitError(describe(error));
+    } finally {
+      setSubmitBusy(false);
+    }
+  }
+
+  const unsaved = useMemo(() => new Set(save.unsaved), [save.unsaved]);
+  const changedCount = (files ?? []).filter((f) => f.changed).length;
+  const words = saveWords(save);
+  const title = task.statement?.title ?? "Your assessment";
+
+  return (
+    <div class={`workspace${readOnly ? " read-only" : ""}`}>
+      <div class="toolbar">
+        <h1>{title}</h1>
+        {!readOnly && attempt.deadline_at && (
+          <TimeLeft
+            deadline={attempt.deadline_at}
+            onNearlyUp={() => void queue.flush()}
+            onUp={() => setTimeUp(true)}
+          />
+        )}
+        {!readOnly && !attempt.deadline_at && <span class="muted">No time limit</span>}
+        {!readOnly && (
+          <p class={`save-state ${words.tone}`} role="status" aria-live="polite">
+            {words.text}
+            {!save.stored && " (this browser could not keep a copy)"}
+          </p>
+        )}
+        {!readOnly && (
+          <button type="button" class="submit-button" onClick={() => setSubmitOpen(true)}>
+            Submit…
+          </button>
+        )}
+      </div>
+      {(timeUp || readOnly || notice) && (
+        <div class="workspace-notices">
+          {timeUp && !readOnly && (
+            <p class="notice warn" role="alert">
+              Time is up: the work you saved is being submitted automatically.
+            </p>
+          )}
+          {readOnly && <SubmittedNotice attempt={attempt} focus={justSubmitted} />}
+          {notice && (
+            <p class="notice" role="status">
+              {notice}
+            </p>
+          )}
+        </div>
+      )}
+
+      <nav class="file-tree" aria-labelledby="files-title">
+        <h2 id="files-title" class="pane-title">
+          Files
+        </h2>
+        {filesError && <ErrorBox message={filesError} onRetry={() => setFilesVersion((v) => v + 1)} />}
+        {!files && !filesError && <Loading what="Loading the files" />}
+        {files && <FileTree files={files} active={active} unsaved={unsaved} onOpen={openFile} />}
+        {!readOnly && files && (
+          <div class="tree-actions">
+            {newFile ? (
+              <form onSubmit={createFile}>
+                <label for="new-file-path">Path of the new file</label>
+                <input
+                  id="new-file-path"
+                  value={newFile.path}
+                  onInput={(e) => setNewFile({ path: e.currentTarget.value })}
+                  aria-invalid={newFile.problem ? "true" : undefined}
+                  aria-describedby={newFile.problem ? "new-file-problem" : undefined}
+                  placeholder="src/helpers.js"
+                  autoFocus
+                />
+                {newFile.problem && (
+                  <p id="new-file-problem" class="bad small">
+                    {newFile.problem}
+                  </p>
+                )}
+                <div class="row">
+                  <button type="submit">Create</button>
+                  <button type="button" class="secondary" onClick={() => setNewFile(null)}>
+                    Cancel
+                  </button>
+                </div>
+              </form>
+            ) : (
+              <button type="button" class="secondary" onClick={() => setNewFile({ path: "" })}>
+                New file
+              </button>
+            )}
+          </div>
+        )}
+      </nav>
+
+      <section class="editor-area" aria-labelledby="editor-title" onFocusOut={() => !readOnly && void queue.flush()}>
+        <div class="editor-bar">
+          <h2 id="editor-title" class="pane-title mono">
+            {active ?? "No file open"}
+          </h2>
+          {!readOnly && active && opened?.kind === "ready" && (
+            <button type="button" class="link" onClick={deleteFile}>
+              Delete file
+            </button>
+          )}
+          <span class="muted small">{readOnly ? "Read-only" : "Esc then Tab leaves the editor"}</span>
+        </div>
+        {opened?.kind === "loading" && <Loading what={`Opening ${opened.path}`} />}
+        {opened?.kind === "unavailable" && <ErrorBox message={opened.message} />}
+        {opened?.kind === "deleted" && <p class="state">{opened.path} is deleted in your work. To bring it back, create a file with the same path.</p>}
+        {!active && files && <p class="state">Choose a file to open it.</p>}
+        <div class="editor" ref={editorHost} hidden={opened?.kind !== "ready"} />
+      </section>
+
+      <section class="side" aria-label="Task, tests and assistant">
+        <Tabs
+          tab={tab}
+          onTab={(next) => {
+            setTab(next);
+            setVisited((v) => (v.has(next) ? v : new Set([...v, next])));
+          }}
+          assistant={task.ai_assistance}
+        />
+        <div id="panel-task" role="tabpanel" aria-labelledby="tab-task" hidden={tab !== "task"} tabIndex={0}>
+          <TaskInfo task={task} attempt={attempt} />
+        </div>
+        <div id="panel-tests" role="tabpanel" aria-labelledby="tab-tests" hidden={tab !== "tests"}>
+          {visited.has("tests") && (
+            <RunsPanel
+              attemptId={attemptId}
+              canRun={!readOnly}
+              prepare={async () => {
+                const problem = await saveAll();
+                if (problem) throw new Error(`Not run: ${problem}`);
+                return filesRef.current.filter((f) => f.changed).map((f) => f.path);
+              }}
+              onStarted={(runId) => telemetry.current?.record({ kind: "run_clicked", run_id: runId })}
+            />
+          )}
+        </div>
+        {task.ai_assistance && (
+          <div id="panel-assistant" role="tabpanel" aria-labelledby="tab-assistant" hidden={tab !== "assistant"}>
+            {visited.has("assistant") && (
+              <ChatPanel
+                backend={sessionBackend}
+                attemptId={attemptId}
+                canSend={!readOnly}
+                openFile={() => {
+                  const path = activeRef.current;
+                  const text = path ? editors.current?.text(path) : undefined;
+                  return path && text !== undefined ? { path, content: text } : null;
+                }}
+                onSent={(chars) => telemetry.current?.record({ kind: "ai_chat_message_sent", message_chars: chars })}
+              />
+            )}
+          </div>
+        )}
+      </section>
+
+      {!readOnly && <TerminalPanel attemptId={attemptId} file={opened?.kind === "ready" ? active : null} beforeRun={saveAll} />}
+
+      {!readOnly && (
+        <SubmitDialog
+          open={submitOpen}
+          busy={submitBusy}
+          error={submitError}
+          holds={changedCount === 0 ? "no file changed from the task's code" : `${changedCount} changed ${changedCount === 1 ? "file" : "files"}`}
+          onCancel={() => {
+            setSubmitOpen(false);
+            setSubmitError(undefined);
+          }}
+          onConfirm={(explanation) => void submit(explanation)}
+        />
+      )}
+    </div>
+  );
+}
+
+function Tabs({ tab, onTab, assistant }: { tab: Tab; onTab: (tab: Tab) => void; assistant: boolean }) {
+  const tabs: [Tab, string][] = [
+    ["task", "Task"],
+    ["tests", "Tests"],
+    ...(assistant ? ([["assistant", "AI assistant"]] as [Tab, string][]) : []),
+  ];
+  function onKeyDown(event: KeyboardEvent) {
+    const index = tabs.findIndex(([t]) => t === tab);
+    const next = event.key === "ArrowRight" ? index + 1 : event.key === "ArrowLeft" ? index - 1 : event.key === "Home" ? 0 : event.key === "End" ? tabs.length - 1 : null;
+    if (next === null) return;
+    event.preventDefault();
+    const target = tabs[(next + tabs.length) % tabs.length]![0];
+    onTab(target);
+    document.getElementById(`tab-${target}`)?.focus();
+  }
+  return (
+    <div class="tabs" role="tablist" aria-label="Side panel" onKeyDown={onKeyDown}>
+      {tabs.map(([id, label]) => (
+        <button
+          key={id}
+          id={`tab-${id}`}
+          type="button"
+          role="tab"
+          aria-selected={tab === id}
+          aria-controls={`panel-${id}`}
+          tabIndex={tab === id ? 0 : -1}
+          onClick={() => onTab(id)}
+        >
+          {label}
+        </button>
+      ))}
+    </div>
+  );
+}
+
+export function TaskInfo({ task, attempt }: { task: Task; attempt?: Attempt }) {
+  const limit = attempt?.time_limit_minutes ?? task.time_limit_minutes;
+  return (
+    <div class="task-info">
+      <h2 class="pane-title">The task</h2>
+      <dl class="facts">
+        {task.language && (
+          <>
+            <dt>Language</dt>
+            <dd>{task.language}</dd>
+          </>
+        )}
+        <dt>Time limit</dt>
+        <dd>{limit ? `${limit} minutes` : "None"}</dd>
+        {task.test_command && (
+          <>
+            <dt>Tests run with</dt>
+            <dd class="mono">{task.test_command.join(" ")}</dd>
+          </>
+        )}
+        <dt>AI assistant</dt>
+        <dd>{task.ai_assistance ? "Allowed" : "Not allowed in this task"}</dd>
+      </dl>
+      {task.statement ? <Markdown source={task.statement.body} headingBase={3} /> : <p class="muted">The task's statement is not written yet.</p>}
+    </div>
+  );
+}
+
+function SubmittedNotice({ attempt, focus }: { attempt: Attempt; focus: boolean }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (focus) ref.current?.focus();
+  }, []);
+  const at = attempt.submitted_at ? new Date(attempt.submitted_at).toLocaleString() : null;
+  const scoring = attempt.scoring?.status;
+  if (attempt.status === "NOT_STARTED") return null;
+  return (
+    <div class="notice" ref={ref} tabIndex={-1}>
+      <p>
+        <strong>
+          {attempt.auto_submitted ? "This attempt was submitted automatically when its time was up" : "You submitted this attempt"}
+          {at ? ` on ${at}` : ""}.
+        </strong>{" "}
+        It is read-only now: the files shown are the work that is scored.
+      </p>
+      {scoring === "scoring" && <p class="muted">Scoring is under way.</p>}
+      {scoring === "scored" && <p class="muted">Scoring has finished.</p>}
+      {scoring === "failed" && <p class="muted">Scoring could not finish{attempt.scoring?.reason ? `: ${attempt.scoring.reason}` : ""}. The organization's staff can score it again.</p>}
+    </div>
+  );
+}
