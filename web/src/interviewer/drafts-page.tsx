@@ -11,7 +11,8 @@ import { navigate } from "../lib/router";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
 import { NoOrganization, Pager, StatusBadge, useOrganization } from "./parts";
-import { parseTags, parseTimeLimit, type Visibility } from "./task-fields";
+import { NEW_TASK_OPTIONS, NewTaskOptions } from "./new-task-options";
+import { parseTags, parseTimeLimit } from "./task-fields";
 
 type DraftStatus = components["schemas"]["TaskDraft"]["status"];
 const STATUSES: DraftStatus[] = ["IMPORTING", "PREPARING", "VALIDATING", "VALIDATED", "FAILED", "PUBLISHED"];
@@ -40,10 +41,8 @@ export function DraftsPage(_props: PageProps) {
 function DraftForm({ org }: { org: string }) {
   const [issueUrl, setIssueUrl] = useState("");
   const [prUrl, setPrUrl] = useState("");
-  const [tags, setTags] = useState("");
+  const [options, setOptions] = useState(NEW_TASK_OPTIONS);
   const [timeLimit, setTimeLimit] = useState("90");
-  const [visibility, setVisibility] = useState<Visibility>("PRIVATE_ORG");
-  const [ai, setAi] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
 
@@ -60,10 +59,10 @@ function DraftForm({ org }: { org: string }) {
             issue_url: issueUrl.trim(),
             pr_url: prUrl.trim(),
             organization_id: org,
-            tags: parseTags(tags),
+            tags: parseTags(options.tags),
             time_limit_minutes: limit,
-            visibility,
-            ai_assistance: ai,
+            visibility: options.visibility,
+            ai_assistance: options.ai,
           },
         }),
       );
@@ -98,27 +97,12 @@ function DraftForm({ org }: { org: string }) {
           value={prUrl}
           onInput={(e) => setPrUrl(e.currentTarget.value)}
         />
-        <div class="row">
-          <div>
-            <label for="draft-tags">Tags (separated by commas)</label>
-            <input id="draft-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
-          </div>
+        <NewTaskOptions id="draft" value={options} onChange={setOptions} publicWhen="once published">
           <div>
             <label for="draft-limit">Time limit (minutes, empty for none)</label>
             <input id="draft-limit" type="number" min={5} max={1440} step={1} value={timeLimit} onInput={(e) => setTimeLimit(e.currentTarget.value)} />
           </div>
-          <div>
-            <label for="draft-visibility">Visibility</label>
-            <select id="draft-visibility" value={visibility} onChange={(e) => setVisibility(e.currentTarget.value as Visibility)}>
-              <option value="PRIVATE_ORG">Private to the organization</option>
-              <option value="PUBLIC">Public once published</option>
-            </select>
-          </div>
-        </div>
-        <div class="check">
-          <input id="draft-ai" type="checkbox" checked={ai} onChange={(e) => setAi(e.currentTarget.checked)} />
-          <label for="draft-ai">Candidates may use the AI assistant</label>
-        </div>
+        </NewTaskOptions>
         {error && <ErrorBox message={error} />}
         <button type="submit" disabled={busy}>
           {busy ? "Creating…" : "Create the draft"}

@@ -12,7 +12,8 @@ import { navigate } from "../lib/router";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
 import { NoOrganization, Pager, StatusBadge, useOrganization } from "./parts";
-import { parseTags, type Visibility } from "./task-fields";
+import { NEW_TASK_OPTIONS, NewTaskOptions } from "./new-task-options";
+import { parseTags } from "./task-fields";
 
 type Task = components["schemas"]["Task"];
 type TaskStatus = Task["status"];
@@ -37,9 +38,7 @@ export function TasksPage(_props: PageProps) {
 
 function ImportForm({ org }: { org: string }) {
   const [prUrl, setPrUrl] = useState("");
-  const [tags, setTags] = useState("");
-  const [visibility, setVisibility] = useState<Visibility>("PRIVATE_ORG");
-  const [ai, setAi] = useState(false);
+  const [options, setOptions] = useState(NEW_TASK_OPTIONS);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
 
@@ -50,7 +49,7 @@ function ImportForm({ org }: { org: string }) {
     try {
       const task = await call(
         api.POST("/api/v1/tasks/import-pr", {
-          body: { pr_url: prUrl.trim(), organization_id: org, visibility, tags: parseTags(tags), ai_assistance: ai },
+          body: { pr_url: prUrl.trim(), organization_id: org, visibility: options.visibility, tags: parseTags(options.tags), ai_assistance: options.ai },
         }),
       );
       navigate(`/console/tasks/${encodeURIComponent(task.task_id)}`);
@@ -78,23 +77,7 @@ function ImportForm({ org }: { org: string }) {
           value={prUrl}
           onInput={(e) => setPrUrl(e.currentTarget.value)}
         />
-        <div class="row">
-          <div>
-            <label for="import-tags">Tags (separated by commas)</label>
-            <input id="import-tags" type="text" value={tags} onInput={(e) => setTags(e.currentTarget.value)} />
-          </div>
-          <div>
-            <label for="import-visibility">Visibility</label>
-            <select id="import-visibility" value={visibility} onChange={(e) => setVisibility(e.currentTarget.value as Visibility)}>
-              <option value="PRIVATE_ORG">Private to the organization</option>
-              <option value="PUBLIC">Public once ready</option>
-            </select>
-          </div>
-        </div>
-        <div class="check">
-          <input id="import-ai" type="checkbox" checked={ai} onChange={(e) => setAi(e.currentTarget.checked)} />
-          <label for="import-ai">Candidates may use the AI assistant</label>
-        </div>
+        <NewTaskOptions id="import" value={options} onChange={setOptions} publicWhen="once ready" />
         {error && <ErrorBox message={error} />}
         <button type="submit" disabled={busy}>
           {busy ? "Importing…" : "Import"}
