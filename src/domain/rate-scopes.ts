@@ -33,16 +33,17 @@ const SIGNED_ROUTES: RegExp[] = [
 ];
 
 /**
- * The web app's bundles: names carrying a hash of their content, cached by browsers for a year
- * and served by the assets layer without touching D1 or a Durable Object. Counting them would
- * spend half the burst on a cold page load (docs/web-app.md). Its pages and settings still count.
+ * The web app's files (its pages, settings and bundles: every path outside /api/ but /health)
+ * are static, served by the assets layer without touching D1 or a Durable Object, as a CDN would
+ * serve them. Counting them would spend the burst on page loads and answer a reload with a JSON
+ * 429 instead of the page (docs/web-app.md); the API calls the page makes are counted.
  */
-const WEB_APP_ASSETS = /^\/app\/assets\/[^/]+$/;
+const isWebAppFile = (pathname: string) => !pathname.startsWith("/api/") && pathname !== "/api" && pathname !== "/health";
 
 /** `pathname` is canonical (canonicalPath), as the router sees it: a variant spelling cannot slip past a scope. */
 export function rateScopes(method: string, pathname: string): RateScope[] {
   const key = `${method} ${pathname}`;
-  if (SIGNED_ROUTES.some((r) => r.test(pathname)) || WEB_APP_ASSETS.test(pathname)) return [];
+  if (SIGNED_ROUTES.some((r) => r.test(pathname)) || isWebAppFile(pathname)) return [];
   const scopes: RateScope[] = ["burst"];
   if (!pathname.startsWith("/api/v1/")) return scopes;
   scopes.push("general");

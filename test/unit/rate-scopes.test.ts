@@ -3,16 +3,19 @@ import { rateScopes } from "../../src/domain/rate-scopes";
 import { canonicalPath } from "../../src/domain/request-path";
 
 describe("rate-limit scopes", () => {
-  it("every request meets the burst limit; only API requests the general one", () => {
+  it("API requests and /health meet the burst limit; only API requests the general one", () => {
     expect(rateScopes("GET", "/health")).toEqual(["burst"]);
     expect(rateScopes("GET", "/api/v1/me")).toEqual(["burst", "general"]);
   });
 
-  it("the web app's hashed bundles are not counted; its pages and settings meet the burst limit", () => {
+  it("the web app's static files (pages, settings, bundles) are not counted; /health and the API are", () => {
     expect(rateScopes("GET", "/app/assets/main-ABC123.js")).toEqual([]);
-    expect(rateScopes("GET", "/app/assets/nested/x.js")).toEqual(["burst"]);
-    expect(rateScopes("GET", "/attempts/att_1")).toEqual(["burst"]);
-    expect(rateScopes("GET", "/app-config.json")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/attempts/att_1")).toEqual([]);
+    expect(rateScopes("GET", "/app-config.json")).toEqual([]);
+    expect(rateScopes("GET", "/")).toEqual([]);
+    expect(rateScopes("GET", "/health")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/api")).toEqual(["burst"]);
+    expect(rateScopes("GET", "/api/v1/docs")).toEqual(["burst", "general"]);
   });
 
   it.each([
