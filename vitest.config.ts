@@ -82,9 +82,6 @@ export default defineConfig({
           globalSetup: ["./test/support/node/e2e-stack.ts"],
           setupFiles: ["./test/support/node/e2e-ready.ts"],
           fileParallelism: false,
-          // One file after another against the one stack; each names its users and
-          // organizations apart, so the files share a worker instead of paying for a fresh one.
-          isolate: false,
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },
