@@ -10,7 +10,7 @@ import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
-import { NoOrganization, Pager, StatusBadge, useOrganization } from "./parts";
+import { NoOrganization, Pager, StatusBadge, StatusFilter, useOrganization } from "./parts";
 import { NEW_TASK_OPTIONS, NewTaskOptions } from "./new-task-options";
 import { parseTags, parseTimeLimit } from "./task-fields";
 
@@ -125,24 +125,15 @@ function DraftList({ org }: { org: string }) {
     <section aria-labelledby="drafts-heading">
       <h2 id="drafts-heading">Drafts</h2>
       <div class="row filters">
-        <div>
-          <label for="drafts-status">Status</label>
-          <select
-            id="drafts-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.currentTarget.value as DraftStatus | "");
-              setPage(1);
-            }}
-          >
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <StatusFilter
+          id="drafts-status"
+          statuses={STATUSES}
+          value={status}
+          onChange={(next) => {
+            setStatus(next);
+            setPage(1);
+          }}
+        />
       </div>
       {drafts.error ? (
         <ErrorBox message={drafts.error} onRetry={drafts.reload} />

@@ -15,6 +15,23 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge ${tone}`}>{status.replace(/_/g, " ")}</span>;
 }
 
+/** A list's status filter: "Any" or one status; a change goes back to the list's first page. */
+export function StatusFilter<S extends string>(props: { id: string; statuses: readonly S[]; value: S | ""; onChange: (status: S | "") => void }) {
+  return (
+    <div>
+      <label for={props.id}>Status</label>
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as S | "")}>
+        <option value="">Any</option>
+        {props.statuses.map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 /** Previous and next page of a paginated list; nothing when it has one page. */
 export function Pager({ pagination, onPage, label }: { pagination: Pagination; onPage: (page: number) => void; label: string }) {
   if (pagination.pages <= 1) return null;

@@ -11,7 +11,7 @@ import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
-import { NoOrganization, Pager, StatusBadge, useOrganization } from "./parts";
+import { NoOrganization, Pager, StatusBadge, StatusFilter, useOrganization } from "./parts";
 import { NEW_TASK_OPTIONS, NewTaskOptions } from "./new-task-options";
 import { parseTags } from "./task-fields";
 
@@ -107,24 +107,15 @@ function TaskList({ org }: { org: string }) {
     <section aria-labelledby="tasks-heading">
       <h2 id="tasks-heading">The organization's tasks</h2>
       <div class="row filters">
-        <div>
-          <label for="tasks-status">Status</label>
-          <select
-            id="tasks-status"
-            value={status}
-            onChange={(e) => {
-              setStatus(e.currentTarget.value as TaskStatus | "");
-              setPage(1);
-            }}
-          >
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
+        <StatusFilter
+          id="tasks-status"
+          statuses={STATUSES}
+          value={status}
+          onChange={(next) => {
+            setStatus(next);
+            setPage(1);
+          }}
+        />
         <div class="check">
           <input
             id="tasks-archived"
