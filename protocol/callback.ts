@@ -80,6 +80,11 @@ const integritySchema = z.object({
   /** A canary came out in a way no honest run produces; `reason` says which and where. */
   tampered: z.boolean(),
   reason: z.string().nullable(),
+  /**
+   * Overlay files the hidden-test run kept at the task's version because they decide how
+   * tests are found, loaded, transformed, set up or reported (the framework's harness).
+   */
+  pinned_files: z.array(z.string()).default([]),
 });
 
 export const callbackSchema = z

@@ -1,279 +1,471 @@
-import { randomBytes, randomInt } from "node:crypto";
-import { appendFile } from "node:fs/promises";
+import { randomInt } from "node:crypto";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Integrity, TestResult } from "../../protocol/callback";
 import type { Framework } from "../../protocol/jobs";
-import { readPackageJson } from "./frameworks/repo";
+import { type AssertionForm, type FileShape, jsShape, type PyShape, pyShape, syntaxErrors, type TestSite } from "./canary-sites";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
 /**
- * Canary tests (docs/scoring.md, "Threat model"). The runner appends two tests with fresh
- * random names to every test file a scoring run counts, after the service's patches and
- * before any sandboxed code runs. They run last in the file's process, after the candidate's
- * code has been loaded by the file's real tests:
+ * Canary tests (docs/scoring.md, "Threat model"). Before any sandboxed code runs, the runner
+ * writes tests of its own into every test file a scoring run counts, among the file's tests
+ * and in their style: the file's own test function, its own assertions, names drawn from its
+ * own tests' words. The candidate's code cannot tell them from the real tests by name,
+ * position, shape, file or process:
  *
- * - the *failing* canary makes the assertion functions tests rely on fail on a value computed
- *   at run time; if any of them does not throw it returns early, and if they all do it fails.
- *   Reported as anything but failed (a no-op assertion, a framework that turns failures into
- *   passes, a forged report that says "passed"), the run is tampered with.
- * - the *passing* canary asserts a value computed at run time. With the failing one it shows
- *   that the file's tests ran to the end and were reported: a file whose canaries are missing
- *   (the process exited early, the file never loaded) has its results discarded.
+ * - `fail`: must come out failed. It asserts something false with one of the assertions the
+ *   file's tests use; reported passed, assertions or the framework or the report were made to
+ *   turn failures into passes.
+ * - `mirror` (frameworks that allow two tests of one name in a file): a `fail` canary that
+ *   carries a real test's name, beside it in the same scope. Code that makes the hidden tests
+ *   pass by their names (it has the upstream pull request) makes it pass too.
+ * - `pass`: must come out passed; `anchor`, one after the file's last test, also counts how
+ *   often the file ran (several projects or modes run a file more than once). A file without
+ *   its anchor (the process ended early, the file never loaded) is unverified: its results do
+ *   not count.
  */
+export interface Canary {
+  name: string;
+  role: "fail" | "mirror" | "pass" | "anchor";
+}
+
 export interface CanaryPlan {
-  /** Per workspace-relative file: the two canaries' test names. */
-  files: Map<string, { fail: string; pass: string }>;
+  /** Per workspace-relative file: the canaries placed in it. */
+  files: Map<string, Canary[]>;
+  /** The names of the tests the canaries were placed among, in every file. */
+  tests: string[];
 }
 
 const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 const PY_FILE = /\.py$/;
+/** Frameworks whose test callbacks take the test's context (`t`), never a `done` callback. */
+const CONTEXT_PARAM: ReadonlySet<Framework> = new Set(["ava", "tape", "node-test", "uvu"]);
+/** Type tests: vitest's typecheck mode checks them and never runs them, so no canary can come out failed. */
+const TYPE_TEST_FILE = /\.(test|spec)-d\.(c|m)?[jt]sx?$/;
 const SOURCE_MAX_BYTES = 16 * 1024 * 1024;
+/** Frameworks that run two tests of the same name in one file (ava refuses, pytest keeps one). */
+const MIRRORED: ReadonlySet<Framework> = new Set(["node-test", "jest", "vitest", "mocha", "tape", "uvu"]);
+const MAX_MIRRORS = 40;
+/** Test names become canary names; a result in typecheck mode is not a run. */
+const TYPECHECK_SCOPE = "[typecheck]";
 
-/** Appends the canaries to each file the framework can hold them; returns what was placed. */
+/** Places canaries in each file that runs its tests; returns what was placed. */
 export async function placeCanaries(workspace: string, framework: Framework, files: string[]): Promise<CanaryPlan> {
-  const plan: CanaryPlan = { files: new Map() };
-  const packageType = (await readPackageJson(workspace))?.type;
+  const plan: CanaryPlan = { files: new Map(), tests: [] };
   for (const file of files) {
-    if (!(framework === "pytest" ? PY_FILE : SCRIPT_FILE).test(file)) continue;
+    if (!(framework === "pytest" ? PY_FILE : SCRIPT_FILE).test(file) || TYPE_TEST_FILE.test(file)) continue;
     if (!(await lstatNoLinks(workspace, file))?.isFile()) continue;
-    const names = { fail: testName(framework), pass: testName(framework) };
-    const seed = randomBytes(12).toString("hex");
-    const expected = runtimeValue(seed);
-    const source = (await readRegularFile(join(workspace, file), SOURCE_MAX_BYTES))?.toString("utf8") ?? "";
-    const shape: FileShape = {
-      esm: isModule(file, source, packageType),
-      typescript: /\.(c|m)?tsx?$/.test(file),
-      chai: /\bfrom\s+["']chai["']|require\(\s*["']chai["']\s*\)/.test(source),
-      alias: `__assay_${randomBytes(4).toString("hex")}`,
-    };
-    const canaries = framework === "pytest" ? pythonCanaries(names, seed, expected) : scriptCanaries(framework, shape, names, seed, expected);
-    await appendFile(join(workspace, file), canaries);
-    plan.files.set(file, names);
+    const content = await readRegularFile(join(workspace, file), SOURCE_MAX_BYTES);
+    if (!content) continue;
+    // A last line without its newline would run into a canary placed after it.
+    const text = content.toString("utf8");
+    const source = text.endsWith("\n") || text === "" ? text : `${text}\n`;
+    const placed = framework === "pytest" ? await placePython(source) : placeScript(file, source, framework);
+    if (!placed) continue;
+    await writeFile(join(workspace, file), placed.source);
+    plan.files.set(file, placed.canaries);
+    plan.tests.push(...placed.tests);
   }
   return plan;
 }
 
-/** How a test file is written: the canaries follow its module system and language. */
-interface FileShape {
-  esm: boolean;
-  typescript: boolean;
-  /** Whether the file asserts with chai (mocha's usual companion): its assertions are probed too. */
-  chai: boolean;
-  /** A fresh prefix for the names the canaries bring in, clashing with nothing in the file. */
-  alias: string;
+interface Placed {
+  source: string;
+  canaries: Canary[];
+  tests: string[];
 }
 
-/** Whether a file is an ES module: by extension, by the package's type, or by its own import/export statements. */
-function isModule(file: string, source: string, packageType: unknown): boolean {
-  if (/\.m[jt]s$/.test(file)) return true;
-  if (/\.c[jt]s$/.test(file)) return false;
-  return packageType === "module" || /^\s*(import\s[^(]|export\s)/m.test(source);
+interface Insertion {
+  at: number;
+  /** Several insertions at one offset keep this order (the anchor goes last). */
+  order: number;
+  text: string;
 }
 
-/** A name like the tests around it, never the same twice: nothing in the workspace predicts it. */
-function testName(framework: Framework): string {
-  const word = randomBytes(6).toString("hex");
-  return framework === "pytest" ? `test_${word}` : `${word} ${randomInt(1000, 9999)}`;
+function applyInsertions(source: string, insertions: Insertion[]): string {
+  const sorted = [...insertions].sort((a, b) => b.at - a.at || b.order - a.order);
+  let out = source;
+  for (const ins of sorted) out = out.slice(0, ins.at) + ins.text + out.slice(ins.at);
+  return out;
 }
 
-/** What the canaries compute at run time from their seed, in JavaScript and Python alike. */
-export function runtimeValue(seed: string): number {
-  let value = 0;
-  for (let i = 0; i < seed.length; i++) value = (value * 31 + seed.charCodeAt(i) * (i + 1)) % 1_000_000_007;
-  return value;
-}
+const pick = <T>(items: readonly T[]): T => items[randomInt(items.length)] as T;
 
-/**
- * node:assert probes every JavaScript canary runs: a test file may assert with node:assert
- * whatever its framework. `onNoThrow` is what the failing canary does when one of them
- * does not throw (ends early, so it is reported as passing).
- */
-function nodeAssertProbes(proc: string, value: string, extra: string[], onNoThrow: string): string {
-  return `const v = ${value};
-    const loose = ${proc}.getBuiltinModule("node:assert");
-    const strict = ${proc}.getBuiltinModule("node:assert/strict");
-    const probes = [
-      () => loose.strictEqual(v, v + 1), () => loose.equal(v, v + 1), () => loose.deepStrictEqual({ v }, { v: v + 1 }),
-      () => loose.deepEqual([v], [v + 1]), () => loose.ok(v < 0), () => loose(v < 0), () => loose.notStrictEqual(v, v),
-      () => loose.match(String(v), /^$/), () => loose.throws(() => v), () => loose.fail(String(v)),
-      () => strict.equal(v, v + 1), () => strict.deepEqual([v], [v + 1]), () => strict.ok(v < 0), () => strict(v < 0),
-      ${extra.join(", ")}
-    ];
-    for (const probe of probes) {
-      let threw = false;
-      try { probe(); } catch { threw = true; }
-      if (!threw) { ${onNoThrow} }
-    }`;
+// ---------------------------------------------------------------- names
+
+const COMMON_WORDS = ["returns", "value", "empty", "input", "handles", "list", "string", "keeps", "order", "when", "given", "nested", "result", "missing", "default", "options", "single", "multiple", "values", "invalid"];
+
+const KEYWORDS = new Set(["import", "from", "require", "const", "let", "var", "function", "return", "async", "await", "expect", "assert", "describe", "test", "def", "self", "class", "true", "false", "none", "null", "undefined", "toBe", "toEqual", "equal", "new", "this", "with", "for", "while", "if", "else", "export", "default", "module", "exports"]);
+
+/** The words of the file's test names, then of its code: canary names and operands are made of them. */
+function vocabulary(names: string[], source: string): string[] {
+  const words = new Set<string>();
+  const add = (text: string, min: number) => {
+    for (const word of text.replace(/([a-z])([A-Z])/g, "$1 $2").split(/[^A-Za-z]+/)) {
+      const lower = word.toLowerCase();
+      if (word.length >= min && word.length <= 16 && !KEYWORDS.has(lower) && !KEYWORDS.has(word)) words.add(lower);
+    }
+  };
+  for (const name of names) add(name, 2);
+  if (words.size < 12) add(source.slice(0, 200_000), 4);
+  const list = [...words];
+  return list.length >= 6 ? list : [...list, ...COMMON_WORDS];
 }
 
 /**
- * The canary pair in the syntax of the file's framework. Each block keeps its names out of
- * the file's scope; imports (ES modules) are hoisted by the language, so they may come last.
- * The pair runs after the file's own tests: uvu's gets a suite of its own, queued after the
- * file's suites have been, since tests added to a suite after its run() never run.
+ * A name like the file's own: one of its test names with one or two words swapped for others
+ * of the file's words (punctuation and case kept), never a name the file has.
  */
-function scriptCanaries(framework: Framework, shape: FileShape, names: { fail: string; pass: string }, seed: string, expected: number): string {
-  const value = `[...${JSON.stringify(seed)}].reduce((v${shape.typescript ? ": number" : ""}, c${shape.typescript ? ": string" : ""}, i${shape.typescript ? ": number" : ""}) => (v * 31 + c.charCodeAt(0) * (i + 1)) % 1000000007, 0)`;
-  const fail = JSON.stringify(names.fail);
-  const pass = JSON.stringify(names.pass);
+function drawName(real: string[], words: string[], taken: Set<string>, python: boolean): string {
+  for (let tries = 0; tries < 50; tries++) {
+    const template = real.length > 0 ? pick(real) : python ? "test_returns_value" : "returns the value";
+    const tokens = template.split(/([A-Za-z]+)/);
+    const wordAt = tokens.map((t, i) => (i % 2 === 1 && t.toLowerCase() !== "test" ? i : -1)).filter((i) => i >= 0);
+    if (wordAt.length === 0) continue;
+    for (let swaps = 1 + randomInt(Math.min(2, wordAt.length)); swaps > 0; swaps--) {
+      const i = pick(wordAt);
+      const old = tokens[i] as string;
+      const word = pick(words);
+      tokens[i] = /^[A-Z]/.test(old) ? word[0]?.toUpperCase() + word.slice(1) : word;
+    }
+    // A short name grows by a word now and then, as names do.
+    if (wordAt.length < 3 && (tries > 10 || randomInt(3) === 0)) {
+      const i = pick(wordAt);
+      tokens[i] = `${tokens[i]}${python ? "_" : " "}${pick(words)}`;
+    }
+    const name = tokens.join("");
+    if (!taken.has(name) && (!python || /^test\w*$/.test(name))) {
+      taken.add(name);
+      return name;
+    }
+  }
+  for (;;) {
+    const name = python ? `test_${pick(words)}_${pick(words)}_${pick(words)}` : `${pick(words)} ${pick(words)} ${pick(words)}`;
+    if (!taken.has(name)) {
+      taken.add(name);
+      return name;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- operands
+
+type Quote = (text: string) => string;
+
+/** A string literal in the file's own quotes (canary words and test names only). */
+function quoter(quote: string): Quote {
+  if (quote === '"') return (text) => JSON.stringify(text);
+  return (text) => `${quote}${text.replace(/\\/g, "\\\\").replaceAll(quote, `\\${quote}`).replace(/\n/g, "\\n").replace(/\$\{/g, "\\${")}${quote}`;
+}
+
+/** Two operands computed at run time, equal or not, or one that is truthy or not. */
+function operands(words: string[], equal: boolean, python: boolean, q: Quote): [string, string] {
+  const w1 = pick(words);
+  let w2 = pick(words);
+  if (w2 === w1) w2 = `${w1}s`;
+  switch (randomInt(4)) {
+    case 0: {
+      const [sep, other] = pick([["-", "_"], ["/", "."], [" ", "-"], [":", "/"]] as const);
+      return python ? [`${q(sep)}.join([${q(w1)}, ${q(w2)}])`, q(`${w1}${equal ? sep : other}${w2}`)] : [`[${q(w1)}, ${q(w2)}].join(${q(sep)})`, q(`${w1}${equal ? sep : other}${w2}`)];
+    }
+    case 1:
+      return [python ? `len(${q(w1)})` : `${q(w1)}.length`, String(w1.length + (equal ? 0 : 1 + randomInt(3)))];
+    case 2:
+      return [python ? `${q(w1)}.upper()` : `${q(w1)}.toUpperCase()`, q(equal ? w1.toUpperCase() : w1)];
+    default:
+      return [python ? `${q(`${w1} ${w2}`)}.split()[1]` : `${q(`${w1} ${w2}`)}.split(${q(" ")})[1]`, q(equal ? w2 : w1)];
+  }
+}
+
+function truthy(words: string[], value: boolean, python: boolean, q: Quote): string {
+  const w = pick(words);
+  if (python) return value ? `${q(w)}.startswith(${q(w.slice(0, 1))})` : `${q(w)}.endswith(${q(`${w}!`)})`;
+  return value ? `${q(w)}.startsWith(${q(w.slice(0, 1))})` : `${q(w)}.includes(${q(`${w}!`)})`;
+}
+
+// ---------------------------------------------------------------- JavaScript and TypeScript
+
+/** An assertion the file's tests make, that a canary at `site` can make too. */
+function assertionFor(shape: FileShape, site: TestSite, framework: Framework): AssertionForm | null {
+  const usable = shape.assertions.filter((a) => a.param === null || a.param === site.param);
+  if (usable.length > 0) return pick(usable);
+  // ava fails a test without an assertion of its own; tape's assertions are its `t`'s.
+  if (site.param && framework === "ava") return { kind: "equal", form: "call", callee: `${site.param}.is`, path: "", param: site.param };
+  if (site.param && framework === "tape") return { kind: "equal", form: "call", callee: `${site.param}.equal`, path: "", param: site.param };
+  return null;
+}
+
+/** The assertion as an expression (no semicolon). */
+function assertionText(form: AssertionForm, words: string[], passes: boolean, q: Quote): string {
+  if (form.kind === "truthy") {
+    const value = truthy(words, passes, false, q);
+    return form.form === "chain" ? `${form.callee}(${value})${form.path}()` : `${form.callee}(${value})`;
+  }
+  const [a, b] = operands(words, passes, false, q);
+  return form.form === "chain" ? `${form.callee}(${a})${form.path}(${b})` : `${form.callee}(${a}, ${b})`;
+}
+
+/** A canary test written as the test at `site` is: its callee, quotes, callback form, semicolons and spacing. */
+function scriptTest(site: TestSite, framework: Framework, name: string, assertion: string, where: "before" | "after"): string {
+  const { style } = site;
+  const q = quoter(style.quote);
+  const semi = style.semicolon ? ";" : "";
+  // A test's parameter is its context in these; in mocha and jest it is `done`, which a canary must not take (it would wait for it).
+  const param = CONTEXT_PARAM.has(framework) ? site.param : null;
+  const params = param ? `(${param})` : "()";
+  // tape ends a test by t.end(), which an expression cannot also say; and it ends a promise's test itself.
+  const tape = framework === "tape" && param !== null;
+  const async = style.async && !tape ? "async " : "";
+  let code: string;
+  if (style.expression && !tape && site.arrow) code = `${site.indent}${site.callee}(${q(name)}, ${async}${params} => ${assertion})${semi}\n`;
+  else {
+    const inner = `${site.indent}  `;
+    const end = tape ? `\n${inner}${param}.end()${semi}` : "";
+    const open = site.arrow ? `${async}${params} => {` : `${async}function ${params} {`;
+    code = `${site.indent}${site.callee}(${q(name)}, ${open}\n${inner}${assertion}${semi}${end}\n${site.indent}})${semi}\n`;
+  }
+  if (!style.spaced) return code;
+  return where === "before" ? `${code}\n` : `\n${code}`;
+}
+
+function placeScript(file: string, source: string, framework: Framework): Placed | null {
+  let shape: FileShape;
+  try {
+    shape = jsShape(file, source, framework);
+  } catch {
+    shape = { sites: [], assertions: [] };
+  }
+  const sites = shape.sites.filter((s) => assertionFor(shape, s, framework) !== null);
+  if (sites.length > 0) {
+    const words = vocabulary(shape.sites.map((s) => s.name), source);
+    const placed = placeAmong(source, sites, framework, words, (site, name, passes, where) => {
+      const form = assertionFor(shape, site, framework) as AssertionForm;
+      return scriptTest(site, framework, name, assertionText(form, words, passes, quoter(site.style.quote)), where);
+    });
+    // Placement never breaks a file: if the parser finds more errors than before, the file keeps the appended form.
+    if (syntaxErrors(file, placed.source) <= syntaxErrors(file, source)) return placed;
+  }
+  return appendScript(file, source, framework);
+}
+
+/**
+ * The canaries of one file among its tests: two or three that must fail and one that must
+ * pass at random places, mirrors of the tests whose names are unique in the file, and the
+ * anchor after the last test.
+ */
+function placeAmong(
+  source: string, sites: TestSite[], framework: Framework, words: string[], write: (site: TestSite, name: string, passes: boolean, where: "before" | "after") => string,
+  more: { insertions: Insertion[]; canaries: Canary[] } = { insertions: [], canaries: [] },
+): Placed {
+  const real = sites.map((s) => s.name);
+  const taken = new Set(real);
+  const python = framework === "pytest";
+  const insertions: Insertion[] = [...more.insertions];
+  const canaries: Canary[] = [...more.canaries];
+  const place = (site: TestSite, name: string, passes: boolean) => {
+    const where = randomInt(2) === 0 ? "before" : "after";
+    insertions.push({ at: where === "before" ? site.before : site.after, order: 0, text: write(site, name, passes, where) });
+  };
+  const fresh = (role: Canary["role"]) => {
+    const name = drawName(real, words, taken, python);
+    canaries.push({ name, role });
+    return name;
+  };
+  for (let n = 2 + randomInt(2); n > 0; n--) {
+    place(pick(sites), fresh("fail"), false);
+  }
+  place(pick(sites), fresh("pass"), true);
+  if (MIRRORED.has(framework)) {
+    const counts = new Map<string, number>();
+    for (const name of real) counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const site of sites.filter((s) => counts.get(s.name) === 1).slice(0, MAX_MIRRORS)) {
+      place(site, site.name, false);
+      canaries.push({ name: site.name, role: "mirror" });
+    }
+  }
+  const last = sites.reduce((a, b) => (b.after > a.after ? b : a));
+  insertions.push({ at: last.after, order: 1, text: write(last, fresh("anchor"), true, "after") });
+  return { source: applyInsertions(source, insertions), canaries, tests: real };
+}
+
+/**
+ * A file whose tests the runner cannot place canaries among (generated tests, tests in
+ * loops): a failing and a passing canary appended, in the framework's own syntax, probing
+ * node:assert and the framework's assertions.
+ */
+function appendScript(file: string, source: string, framework: Framework): Placed | null {
+  const names = { fail: drawName([], COMMON_WORDS, new Set(), false), pass: drawName([], COMMON_WORDS, new Set(), false) };
+  const typescript = /\.(c|m)?tsx?$/.test(file);
+  const esm = /\.m[jt]s$/.test(file) || (!/\.c[jt]s$/.test(file) && /^\s*(import\s[^(]|export\s)/m.test(source));
+  const code = appendedScript(framework, { esm, typescript, alias: `${pick(COMMON_WORDS)}${randomInt(100, 999)}` }, names);
+  if (!code) return null;
+  return { source: `${source}${code}`, canaries: [{ name: names.fail, role: "fail" }, { name: names.pass, role: "anchor" }], tests: [] };
+}
+
+function appendedScript(framework: Framework, shape: { esm: boolean; typescript: boolean; alias: string }, names: { fail: string; pass: string }): string | null {
   const any = shape.typescript ? " as any" : "";
-  // A TypeScript file may be type-checked (ts-jest) in a repository without Node's types.
   const proc = `(globalThis${any}).process`;
   const a = shape.alias;
-  const importOf = (what: string, from: string, cjs: string) => (shape.esm || shape.typescript ? `import ${what} from ${JSON.stringify(from)};\n` : `const ${cjs} = require(${JSON.stringify(from)});\n`);
+  const [v, w] = [randomInt(1000, 9999), randomInt(1000, 9999)];
+  const fail = JSON.stringify(names.fail);
+  const pass = JSON.stringify(names.pass);
+  const nodeAssert = `${proc}.getBuiltinModule("node:assert")`;
+  const importOf = (what: string, from: string) => (shape.esm || shape.typescript ? `import ${what} from ${JSON.stringify(from)};\n` : `const ${what} = require(${JSON.stringify(from)});\n`);
   switch (framework) {
     case "node-test":
-      return `
-;{
-  const { test } = ${proc}.getBuiltinModule("node:test");
-  test(${fail}, () => {
-    ${nodeAssertProbes(proc, value, [], "return;")}
-    loose.strictEqual(v, v + 1);
-  });
-  test(${pass}, () => {
-    ${proc}.getBuiltinModule("node:assert").strictEqual(${value}, ${expected});
-  });
-}
-`;
-    case "jest":
+      return `\n;{\n  const { test } = ${proc}.getBuiltinModule("node:test");\n  test(${fail}, () => ${nodeAssert}.strictEqual(${v}, ${v + 1}));\n  test(${pass}, () => ${nodeAssert}.strictEqual(${w}, ${w}));\n}\n`;
     case "vitest":
+      return `\nimport { test as ${a}_test, expect as ${a}_expect } from "vitest";\n;{\n  ${a}_test(${fail}, () => ${a}_expect(${v}).toBe(${v + 1}));\n  ${a}_test(${pass}, () => ${a}_expect(${w}).toBe(${w}));\n}\n`;
+    case "jest":
     case "mocha": {
-      const chai = framework === "mocha" && shape.chai;
-      const header =
-        framework === "vitest"
-          ? `import { test as ${a}_test, expect as ${a}_expect } from "vitest";\n`
-          : chai
-            ? shape.esm || shape.typescript ? `import * as ${a}_chai from "chai";\n` : `const ${a}_chai = require("chai");\n`
-            : "";
-      const testFn = framework === "vitest" ? `${a}_test` : framework === "jest" ? `(globalThis${any}).test` : `((globalThis${any}).it ?? (globalThis${any}).test)`;
-      const expectFn = framework === "vitest" ? `${a}_expect` : framework === "jest" ? `(globalThis${any}).expect` : null;
-      const expectProbes = expectFn
-        ? [`() => ${expectFn}(v).toBe(v + 1)`, `() => ${expectFn}({ v }).toEqual({ v: v + 1 })`, `() => ${expectFn}([v]).toStrictEqual([v + 1])`, `() => ${expectFn}(v < 0).toBeTruthy()`, `() => ${expectFn}(v).not.toBe(v)`, `() => ${expectFn}(() => v).toThrow()`, `() => ${expectFn}([v]).toContain(v + 1)`]
-        : chai
-          ? [`() => ${a}_chai.expect(v).to.equal(v + 1)`, `() => ${a}_chai.expect([v]).to.deep.equal([v + 1])`, `() => ${a}_chai.assert.equal(v, v + 1)`, `() => ${a}_chai.assert.isTrue(v < 0)`]
-          : [];
-      return `
-${header};{
-  const test = ${testFn};
-  test(${fail}, () => {
-    ${nodeAssertProbes(proc, value, expectProbes, "return;")}
-    ${expectFn ? `${expectFn}(v).toBe(v + 1);` : "loose.strictEqual(v, v + 1);"}
-  });
-  test(${pass}, () => {
-    ${proc}.getBuiltinModule("node:assert").strictEqual(${value}, ${expected});
-  });
-}
-`;
+      const testFn = framework === "jest" ? `(globalThis${any}).test` : `((globalThis${any}).it ?? (globalThis${any}).test)`;
+      return `\n;{\n  const test = ${testFn};\n  test(${fail}, () => { ${nodeAssert}.strictEqual(${v}, ${v + 1}); });\n  test(${pass}, () => { ${nodeAssert}.strictEqual(${w}, ${w}); });\n}\n`;
     }
     case "ava":
     case "tape": {
-      const header = importOf(`${a}_test`, framework, `${a}_test`);
       const param = shape.typescript ? "(t: any)" : "(t)";
-      const [check, end, ok] = framework === "ava" ? ["t.is(v, v + 1);", "", "t.pass(); return;"] : ["t.equal(v, v + 1);", "t.end();", "t.pass(); t.end(); return;"];
-      return `
-${header};{
-  ${a}_test(${fail}, ${param} => {
-    ${nodeAssertProbes(proc, value, [], ok)}
-    ${check}
-    ${end}
-  });
-  ${a}_test(${pass}, ${param} => {
-    ${framework === "ava" ? `t.is(${value}, ${expected});` : `t.equal(${value}, ${expected});\n    t.end();`}
-  });
-}
-`;
+      const [is, end] = framework === "ava" ? ["t.is", ""] : ["t.equal", " t.end();"];
+      return `\n${importOf(`${a}_test`, framework)};{\n  ${a}_test(${fail}, ${param} => { ${is}(${v}, ${v + 1});${end} });\n  ${a}_test(${pass}, ${param} => { ${is}(${w}, ${w});${end} });\n}\n`;
     }
     case "uvu": {
-      const header = shape.esm || shape.typescript
-        ? `import { suite as ${a}_suite } from "uvu";\nimport * as ${a}_assert from "uvu/assert";\n`
-        : `const { suite: ${a}_suite } = require("uvu");\nconst ${a}_assert = require("uvu/assert");\n`;
-      const probes = [`() => ${a}_assert.is(v, v + 1)`, `() => ${a}_assert.equal([v], [v + 1])`, `() => ${a}_assert.ok(v < 0)`, `() => ${a}_assert.not.ok(v > 0)`, `() => ${a}_assert.unreachable()`];
-      return `
-${header};{
-  const canaries = ${a}_suite("");
-  canaries(${fail}, () => {
-    ${nodeAssertProbes(proc, value, probes, "return;")}
-    ${a}_assert.is(v, v + 1);
-  });
-  canaries(${pass}, () => {
-    ${a}_assert.is(${value}, ${expected});
-  });
-  canaries.run();
-}
-`;
+      const header = shape.esm || shape.typescript ? `import { suite as ${a}_suite } from "uvu";\n` : `const { suite: ${a}_suite } = require("uvu");\n`;
+      return `\n${header};{\n  const s = ${a}_suite("");\n  s(${fail}, () => ${nodeAssert}.strictEqual(${v}, ${v + 1}));\n  s(${pass}, () => ${nodeAssert}.strictEqual(${w}, ${w}));\n  s.run();\n}\n`;
     }
     default:
-      return "";
+      return null;
   }
 }
 
-function pythonCanaries(names: { fail: string; pass: string }, seed: string, expected: number): string {
-  const value = `v = 0
-    for i, c in enumerate(${JSON.stringify(seed)}):
-        v = (v * 31 + ord(c) * (i + 1)) % 1000000007`;
-  return `
+// ---------------------------------------------------------------- Python
 
+const UNITTEST_EQUAL = ["assertEqual", "assertEquals"];
 
-def ${names.fail}():
-    import unittest
-    ${value}
-    case = unittest.TestCase()
-    probes = (
-        lambda: case.assertEqual(v, v + 1),
-        lambda: case.assertTrue(v < 0),
-        lambda: case.assertIn(v, ()),
-        lambda: case.assertRaises(ValueError, lambda: v),
-        lambda: case.fail(str(v)),
-    )
-    for probe in probes:
-        try:
-            probe()
-        except Exception:
-            continue
-        return
-    assert v == v + 1
+function pythonTest(site: TestSite, name: string, passes: boolean, words: string[], assertMethods: string[], where: "before" | "after"): string {
+  const method = site.scope.length > 0;
+  const body = `${site.indent}    `;
+  const q = quoter(site.style.quote);
+  let assertion: string;
+  if (site.unittest) {
+    const self = site.param ?? "self";
+    if (assertMethods.includes("assertTrue") && randomInt(3) === 0) assertion = `${self}.assertTrue(${truthy(words, passes, true, q)})`;
+    else {
+      const [a, b] = operands(words, passes, true, q);
+      assertion = `${self}.${assertMethods.find((m) => UNITTEST_EQUAL.includes(m)) ?? "assertEqual"}(${a}, ${b})`;
+    }
+  } else {
+    const [a, b] = operands(words, passes, true, q);
+    assertion = `assert ${a} == ${b}`;
+  }
+  const code = `${site.indent}def ${name}(${method ? (site.param ?? "self") : ""}):\n${body}${assertion}\n`;
+  // PEP 8's spacing: two blank lines between functions, one between methods.
+  const gap = method ? "\n" : "\n\n";
+  return where === "before" ? `${code}${gap}` : `${gap}${code}`;
+}
 
-
-def ${names.pass}():
-    ${value}
-    assert v == ${expected}
-`;
+async function placePython(source: string): Promise<Placed | null> {
+  const shape = await pyShape(source);
+  // A method's canary takes the method's own first parameter (self); a test without one is left alone.
+  const sites = (shape?.sites ?? []).filter((s) => s.scope.length === 0 || s.param !== null);
+  if (shape && sites.length > 0) {
+    const words = vocabulary(sites.map((s) => s.name), source);
+    const placed = placeAmong(source, sites, "pytest", words, (site, name, passes, where) => pythonTest(site, name, passes, words, shape.assertMethods, where), mirrorClass(source, shape, sites, words));
+    const check = await pyShape(placed.source);
+    const found = new Set(check?.sites.map((s) => s.name));
+    if (check && placed.canaries.every((c) => found.has(c.name)) && check.sites.length === shape.sites.length + placed.canaries.length) return placed;
+  }
+  return appendPython(source);
 }
 
 /**
- * Checks the canaries in a run's results and takes them out. A file whose failing canary did
- * not fail, or whose canary appears twice, marks the run tampered with; a file without both
- * canaries reported as expected is unverified, and its other results are not to be counted.
+ * pytest keeps one test of a name per scope, so a copy of a hidden test's name goes in a class
+ * of its own: a new test class (a unittest.TestCase when the file's tests are) holding one
+ * method that must fail per name of the file, at the top level among the file's tests. Its
+ * ids differ from the real tests' by the class; code that spares tests by their names
+ * (`originalname`, `_testMethodName`) does not see the difference.
  */
-export function checkCanaries(plan: CanaryPlan, tests: TestResult[]): { tests: TestResult[]; integrity: Integrity } {
-  const byFile = new Map<string, TestResult[]>();
-  const kept: TestResult[] = [];
-  const canaryNames = new Map([...plan.files].map(([file, n]) => [file, new Set([n.fail, n.pass])]));
-  for (const t of tests) {
-    if (t.file !== null && canaryNames.get(t.file)?.has(t.name)) {
-      const list = byFile.get(t.file) ?? [];
-      list.push(t);
-      byFile.set(t.file, list);
-    } else kept.push(t);
+function mirrorClass(source: string, shape: PyShape, sites: TestSite[], words: string[]): { insertions: Insertion[]; canaries: Canary[] } {
+  const names = [...new Set(sites.map((s) => s.name))].slice(0, MAX_MIRRORS);
+  const spots = [...shape.classes.flatMap((c) => [c.before, c.after]), ...sites.filter((s) => s.scope.length === 0).flatMap((s) => [s.before, s.after])];
+  if (names.length === 0 || spots.length === 0) return { insertions: [], canaries: [] };
+  const unittest = shape.testCase !== null && sites.some((s) => s.unittest);
+  const taken = new Set([...shape.classes.map((c) => c.name)]);
+  let className = "";
+  for (let tries = 0; tries < 50 && (className === "" || taken.has(className) || source.includes(className)); tries++) {
+    className = `Test${[pick(words), pick(words)].map((w) => (w[0] ?? "").toUpperCase() + w.slice(1)).join("")}`;
   }
+  if (source.includes(className)) return { insertions: [], canaries: [] };
+  const method: TestSite = { before: 0, after: 0, indent: "    ", callee: "def", name: "", scope: [className], param: "self", arrow: false, style: sites[0]?.style ?? { quote: '"', semicolon: false, expression: false, async: false, spaced: true }, unittest };
+  const body = names.map((name, i) => pythonTest(method, name, false, words, shape.assertMethods, "before").replace(/\n+$/, i < names.length - 1 ? "\n\n" : "\n")).join("");
+  const text = `class ${className}${unittest ? `(${shape.testCase})` : ""}:\n${body}`;
+  // Last at its offset: canaries placed at a class's end stay that class's methods.
+  return { insertions: [{ at: pick(spots), order: 2, text: `\n\n${text}\n\n` }], canaries: names.map((name) => ({ name, role: "mirror" as const })) };
+}
+
+function appendPython(source: string): Placed {
+  const taken = new Set<string>();
+  const names = { fail: drawName([], COMMON_WORDS, taken, true), pass: drawName([], COMMON_WORDS, taken, true) };
+  const [v, w] = [randomInt(1000, 9999), randomInt(1000, 9999)];
+  const code = `\n\ndef ${names.fail}():\n    assert len(str(${v})) == ${String(v).length + 1}\n\n\ndef ${names.pass}():\n    assert len(str(${w})) == ${String(w).length}\n`;
+  return { source: `${source}${code}`, canaries: [{ name: names.fail, role: "fail" }, { name: names.pass, role: "anchor" }], tests: [] };
+}
+
+// ---------------------------------------------------------------- checking
+
+const isTypecheck = (t: TestResult) => t.classname.includes(TYPECHECK_SCOPE);
+
+/**
+ * Checks a run's results against the canaries and takes the canaries out. A canary that must
+ * fail reported passed, or a mirrored name with more passes than its real test can give,
+ * marks the run tampered with; a file whose canaries did not all run as placed (its anchor
+ * missing, a canary missing or skipped) is unverified, and its other results are not to be
+ * counted. Results of vitest's typecheck mode are checks of types, not runs: canaries there
+ * are dropped unchecked.
+ */
+export function checkCanaries(plan: CanaryPlan, tests: TestResult[]): { tests: TestResult[]; integrity: Omit<Integrity, "pinned_files"> } {
   const problems: string[] = [];
   const unverified: string[] = [];
-  for (const [file, names] of plan.files) {
-    const found = byFile.get(file) ?? [];
-    const fail = found.filter((t) => t.name === names.fail);
-    const pass = found.filter((t) => t.name === names.pass);
-    if (fail.length > 1 || pass.length > 1) problems.push(`${file}: a canary test was reported more than once`);
-    else if (fail[0] && fail[0].status !== "failed" && fail[0].status !== "errored") {
-      problems.push(`${file}: the canary test that must fail was reported ${fail[0].status}: assertions or the test framework were tampered with`);
-    } else if (fail[0]?.status !== "failed" || pass[0]?.status !== "passed") unverified.push(file);
+  const dropped = new Set<TestResult>();
+  for (const [file, canaries] of plan.files) {
+    const inFile = tests.filter((t) => t.file === file);
+    const named = (name: string, typecheck: boolean) => inFile.filter((t) => t.name === name && isTypecheck(t) === typecheck);
+    const anchor = canaries.find((c) => c.role === "anchor");
+    let verified = true;
+    for (const typecheck of [false, true]) {
+      const runs = anchor ? named(anchor.name, typecheck).length : 0;
+      for (const canary of canaries) {
+        const reports = named(canary.name, typecheck);
+        if (canary.role === "mirror") {
+          // The real test and its copy share a name: more passes than the real test can give
+          // means the copy passed. The copies' share of the reports is dropped, failures first.
+          const passed = reports.filter((t) => t.status === "passed").length;
+          if (!typecheck && runs > 0 && passed > reports.length - runs) {
+            problems.push(`${file}: a copy of the test ${JSON.stringify(canary.name)} that must fail was reported passed: the hidden tests were made to pass by their names`);
+          }
+          // A type check passes the copy as it passes the test: there, any of the reports goes.
+          const order = (t: TestResult) => (t.status === "failed" || t.status === "errored" ? 0 : t.status === "passed" ? 2 : 1);
+          const droppable = reports.filter((t) => (typecheck || t.status !== "passed") && !dropped.has(t)).sort((a, b) => order(a) - order(b));
+          for (const t of droppable.slice(0, runs)) dropped.add(t);
+          continue;
+        }
+        for (const t of reports) dropped.add(t);
+        if (typecheck) continue;
+        if (canary.role === "fail" && reports.some((t) => t.status === "passed")) {
+          problems.push(`${file}: a canary test that must fail was reported passed: assertions, the test framework or its report were tampered with`);
+        }
+        const expected = canary.role === "fail" ? (t: TestResult) => t.status === "failed" || t.status === "errored" : (t: TestResult) => t.status === "passed";
+        if (reports.length < Math.max(runs, 1) || !reports.every(expected)) verified = false;
+      }
+    }
+    if (!verified) unverified.push(file);
   }
+  const tampered = problems.length > 0;
   return {
-    tests: kept,
+    tests: tests.filter((t) => !dropped.has(t)),
     integrity: {
       checked_files: [...plan.files.keys()],
-      unverified_files: unverified,
-      tampered: problems.length > 0,
-      reason: problems.length > 0 ? problems.join("; ") : null,
+      unverified_files: tampered ? [] : [...new Set(unverified)],
+      tampered,
+      reason: tampered ? [...new Set(problems)].join("; ") : null,
     },
   };
 }

@@ -19,10 +19,19 @@ import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
 export { type PackageJson, readManifest, readPackageJson } from "./frameworks/repo";
 
+
 /** In the order detection asks them when nothing names a runner: config files and dependencies. */
 const DECLARED_ORDER: FrameworkModule[] = [vitest, jest, mocha, ava, tape, uvu, pytest];
 const MODULES = new Map<Framework, FrameworkModule>([...DECLARED_ORDER, nodeTest].map((m) => [m.name, m]));
 const EXECUTABLES = new Map<string, Framework>([...MODULES.values()].flatMap((m) => m.executables.map((e) => [e, m.name] as const)));
+
+/**
+ * Every framework's harness, whichever framework the run turns out to use: what a candidate
+ * adds for another framework (a jest config in a vitest project) is kept out as well.
+ */
+export const HARNESS_GLOBS: readonly string[] = [...new Set([...DECLARED_ORDER, nodeTest].flatMap((m) => m.harness))];
+/** Every framework's internals and the runner's own: a candidate may reach into another framework than the task's. */
+export const INTERNALS: readonly string[] = [...new Set([...DECLARED_ORDER, nodeTest].flatMap((m) => m.internals))];
 
 const NODE_TEST_FILE = /(^|[._-])test\.(c|m)?[jt]s$|^test[._-].*\.(c|m)?[jt]s$/;
 const PY_TEST_FILE = /^test.*\.py$|_test\.py$/;
@@ -80,6 +89,7 @@ export async function planTests(workspace: string, spec: Job["test"], paths: Rep
     files: files ?? [],
     typescript: module.name === "node-test" && (await listFiles(workspace)).some((f) => TS_TEST_FILE.test(f) && NODE_TEST_FILE.test(posix.basename(f))),
     srcLayout: module.name === "pytest" && (await hasSrcPackages(workspace)),
+    hidden: spec.canaries === true,
   });
   return {
     framework: module.name,

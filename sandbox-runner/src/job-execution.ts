@@ -7,7 +7,9 @@ import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
-import { planTests, type TestPlan } from "./frameworks";
+import { type BaseLines, describeNamedTests, describeReach, frameworkReach, namedHiddenTests, type Reach, RUNNER_INTERNALS } from "./framework-reach";
+import { HARNESS_GLOBS, INTERNALS, planTests, type TestPlan } from "./frameworks";
+import { harnessPaths } from "./harness-files";
 import { chooseNode, explainInstallFailure, type InstallStep, planInstall, readRepoFacts, type NodeChoice } from "./install";
 import type { InstallCache } from "./install-cache";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
@@ -94,7 +96,12 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     launch = job.kind === "test" ? ctx.sandbox.launch(slot, job.limits) : null;
     const [{ workspace, output }] = await dirs;
     const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
+    // A hidden-test run keeps the task's harness: which overlay paths are harness is read from the task's version, before the overlay is written.
+    const hiddenRun = job.kind === "test" && job.test.canaries;
+    const pinned = hiddenRun ? await harnessPaths(workspace, job.files.map((f) => f.path), HARNESS_GLOBS) : [];
+    const reach = hiddenRun ? await frameworkReach(workspace, job.files.filter((f) => !pinned.includes(f.path)), [...INTERNALS, ...RUNNER_INTERNALS]) : { found: [], base: new Map() };
     for (const file of job.files) {
+      if (pinned.includes(file.path)) continue;
       if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
       else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
     }
@@ -180,7 +187,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       result.log_truncated = run.logTruncated;
       result.log_tail = tail(run.log, LOG_TAIL_BYTES);
     }
-    const finishing = finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, result, uploads);
+    const finishing = finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, { pinned, reach }, result, uploads);
     // After finishTest has asked for the reports, so that their reading and this upload overlap.
     const log = run ? run.log : Buffer.alloc(0);
     uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
@@ -217,7 +224,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
 
 async function finishTest(
   job: Job, ctx: ExecutionContext, run: SandboxResult, channel: ReportChannel, insideWorkspace: string, plan: TestPlan,
-  canaries: CanaryPlan | null, result: Callback, uploads: Array<Promise<void>>,
+  canaries: CanaryPlan | null, overlay: { pinned: string[]; reach: { found: Reach[]; base: BaseLines } }, result: Callback, uploads: Array<Promise<void>>,
 ): Promise<void> {
   const reports = await channel.read();
   const junit = reports.junit.bytes;
@@ -240,12 +247,18 @@ async function finishTest(
   if (canaries) {
     const checked = checkCanaries(canaries, tests);
     tests = checked.tests;
-    result.integrity = checked.integrity;
+    result.integrity = { ...checked.integrity, pinned_files: overlay.pinned };
     // Only sandboxed code adds to a report the reporter wrote whole, and only a process that was
     // killed (or killed the reporter) ends a canary run without its own exit code.
     const foreign = reportProblem ?? (tests.length > 0 && run.exitCode === null && !run.killedFor ? `the test process ended by ${run.signal ?? "a signal"}` : null);
     if (foreign && !checked.integrity.tampered) {
-      result.integrity = { ...checked.integrity, tampered: true, reason: `the report cannot be trusted: ${foreign}` };
+      result.integrity = { ...result.integrity, tampered: true, reason: `the report cannot be trusted: ${foreign}` };
+    }
+    const named = namedHiddenTests(job.files.filter((f) => !overlay.pinned.includes(f.path)), canaries.tests, overlay.reach.base);
+    const seen = [...(overlay.reach.found.length > 0 ? [describeReach(overlay.reach.found)] : []), ...(named.length > 0 ? [describeNamedTests(named)] : [])];
+    if (seen.length > 0) {
+      const reason = seen.join("; ");
+      result.integrity = { ...result.integrity, tampered: true, reason: result.integrity.tampered ? `${result.integrity.reason ?? ""}; ${reason}` : reason };
     }
   }
   result.tests = tests;

@@ -169,15 +169,15 @@ export function parsePerFile(text: string): TestResult[] {
  * some): the report is refused rather than half believed.
  */
 export function parseTap(text: string, file: string, kind: "tests" | "assertions"): TestResult[] {
-  const points: Array<{ result: TapResult; test: string | null }> = [];
-  let currentTest: string | null = null;
+  const points: Array<{ result: TapResult; test: number }> = [];
+  // tape announces each test as "# name" before its assertions; two tests of one name stay two.
+  const tests: string[] = ["(unnamed)"];
   const parser = new TapParser();
   parser.on("comment", (comment: string) => {
-    // tape announces each test as "# name" before its assertions.
     const name = comment.replace(/^#\s?/, "").trimEnd();
-    if (kind === "assertions" && !/^(tests|pass|fail|ok|todo|skip)\b/.test(name) && !/^test count\(/.test(name)) currentTest = name;
+    if (kind === "assertions" && !/^(tests|pass|fail|ok|todo|skip)\b/.test(name) && !/^test count\(/.test(name)) tests.push(name);
   });
-  parser.on("assert", (result: TapResult) => points.push({ result, test: currentTest }));
+  parser.on("assert", (result: TapResult) => points.push({ result, test: tests.length - 1 }));
   // Set by the parser's synchronous "complete" event, which TypeScript cannot see happen.
   const outcome: { final: FinalResults | null } = { final: null };
   parser.on("complete", (results: FinalResults) => {
@@ -194,12 +194,9 @@ export function parseTap(text: string, file: string, kind: "tests" | "assertions
     throw new ReportError(`${file}: the TAP report has ${done.count} test points for a plan of ${planned}`);
   }
   if (kind === "tests") return points.map(({ result }) => tapResult(result.name || "(unnamed)", [result], file));
-  const byTest = new Map<string, TapResult[]>();
-  for (const { result, test } of points) {
-    const name = test ?? "(unnamed)";
-    byTest.set(name, [...(byTest.get(name) ?? []), result]);
-  }
-  return [...byTest].map(([name, asserts]) => tapResult(name, asserts, file));
+  const byTest = new Map<number, TapResult[]>();
+  for (const { result, test } of points) byTest.set(test, [...(byTest.get(test) ?? []), result]);
+  return [...byTest].map(([test, asserts]) => tapResult(tests[test] as string, asserts, file));
 }
 
 function tapResult(name: string, asserts: TapResult[], file: string): TestResult {

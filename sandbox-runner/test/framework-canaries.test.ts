@@ -39,7 +39,7 @@ const CASES: Case[] = [
     right: { "src/slug.js": RIGHT_CJS },
     tamper: { "src/slug.js": 'const pass = () => ({ pass: true, message: () => "" });\nexpect.extend({ toBe: pass, toEqual: pass, toStrictEqual: pass });\nexports.slug = (s) => s;\n' },
     own: { "test/mine.test.js": 'test("lowercases", () => {});\ntest("trims", () => {});\n' },
-    caught: /the canary test that must fail was reported passed/,
+    caught: /canary test that must fail was reported passed/,
     forge: { "src/slug.js": 'require("node:fs").appendFileSync(process.env.ASSAY_JUNIT_PATH, \'<testsuites><testcase name="lowercases" file="test/slug.test.js"/><testcase name="trims" file="test/slug.test.js"/></testsuites>\');\nexports.slug = (s) => s;\n' },
   },
   {
@@ -52,7 +52,7 @@ const CASES: Case[] = [
     right: { "src/slug.ts": 'export const slug = (s: string): string => s.trim().toLowerCase().replaceAll(" ", "-");\n' },
     tamper: { "src/slug.ts": 'import { expect } from "vitest";\nconst pass = () => ({ pass: true, message: () => "" });\nexpect.extend({ toBe: pass, toEqual: pass, toStrictEqual: pass });\nexport const slug = (s: string): string => s;\n' },
     own: { "test/mine.test.ts": 'import { test } from "vitest";\ntest("lowercases", () => {});\ntest("trims", () => {});\n' },
-    caught: /the canary test that must fail was reported passed/,
+    caught: /canary test that must fail was reported passed/,
     forge: { "src/slug.ts": 'import { appendFileSync } from "node:fs";\nappendFileSync(process.env.ASSAY_JUNIT_PATH as string, \'<testsuites><testcase name="lowercases" file="test/slug.test.ts"/><testcase name="trims" file="test/slug.test.ts"/></testsuites>\');\nexport const slug = (s: string): string => s;\n' },
   },
   {
@@ -62,7 +62,7 @@ const CASES: Case[] = [
     right: { "src/slug.js": RIGHT_CJS },
     tamper: { "src/slug.js": 'const assert = require("node:assert");\nfor (const k of Object.keys(assert)) if (typeof assert[k] === "function") assert[k] = () => {};\nexports.slug = (s) => s;\n' },
     own: { "test/mine.spec.js": 'it("lowercases", () => {});\nit("trims", () => {});\n' },
-    caught: /the canary test that must fail was reported passed/,
+    caught: /canary test that must fail was reported passed/,
     forge: { "src/slug.js": 'require("node:fs").appendFileSync(process.env.ASSAY_JUNIT_PATH, \'<testsuites><testcase name="lowercases" file="test/slug.spec.js"/><testcase name="trims" file="test/slug.spec.js"/></testsuites>\');\nexports.slug = (s) => s;\n' },
   },
   {
@@ -83,7 +83,7 @@ const CASES: Case[] = [
     right: { "src/slug.js": RIGHT_CJS },
     tamper: { "src/slug.js": 'const { Test } = require("tape");\nconst assert = Test.prototype._assert;\nTest.prototype._assert = function (ok, opts) { return assert.call(this, true, opts); };\nexports.slug = (s) => s;\n' },
     own: { "test/mine.js": 'const test = require("tape");\ntest("lowercases", (t) => t.end());\ntest("trims", (t) => t.end());\n' },
-    caught: /the canary test that must fail was reported passed/,
+    caught: /canary test that must fail was reported passed/,
     forge: { "src/slug.js": 'require("node:fs").writeSync(1, "# lowercases\\nok 1 should be equal\\n# trims\\nok 2 should be equal\\n");\nexports.slug = (s) => s;\n' },
   },
   {
@@ -94,7 +94,7 @@ const CASES: Case[] = [
     // Patches uvu's assertions and forges the runner's records as well.
     tamper: { "src/slug.js": 'const assert = require("uvu/assert");\nfor (const k of Object.keys(assert)) if (typeof assert[k] === "function") assert[k] = () => {};\nglobalThis.__assayUvuRecord("", "lowercases", null);\nexports.slug = (s) => s;\n' },
     own: { "tests/mine.js": 'const { test } = require("uvu");\ntest("lowercases", () => {});\ntest("trims", () => {});\ntest.run();\n' },
-    caught: /the canary test that must fail was reported passed/,
+    caught: /canary test that must fail was reported passed/,
     // Its own records on the driver's channel, and through the recorder.
     forge: { "src/slug.js": 'require("node:fs").writeSync(3, JSON.stringify({ records: [{ suite: "", name: "lowercases", ok: true, message: null, duration_ms: 1 }] }));\nglobalThis.__assayUvuRecord("", "trims", null);\nexports.slug = (s) => s;\n' },
   },
@@ -110,7 +110,7 @@ describe.concurrent.each(CASES)("$framework", { timeout: 180_000 }, (c) => {
   it("an honest run: canaries check out, only the named file runs, a right answer passes", async () => {
     const cb = await hiddenRun(`${c.framework}-honest`, c, { ...c.files, ...c.right, ...c.own });
     expect(cb.framework).toBe(c.framework);
-    expect(cb.integrity, cb.log_tail).toEqual({ checked_files: [c.hidden], unverified_files: [], tampered: false, reason: null });
+    expect(cb.integrity, cb.log_tail).toEqual({ checked_files: [c.hidden], unverified_files: [], tampered: false, reason: null, pinned_files: [] });
     expect(names(cb)).toEqual([`${c.hidden}::lowercases:passed`, `${c.hidden}::trims:passed`]);
   });
 
@@ -143,8 +143,8 @@ describe("mocha with chai", () => {
       run("chai-honest", RIGHT_CJS),
       run("chai-tamper", 'const { Assertion } = require("chai");\nAssertion.prototype.assert = function () {};\nexports.slug = (s) => s;\n'),
     ]);
-    expect(honest.integrity, honest.log_tail).toEqual({ checked_files: ["test/slug.spec.js"], unverified_files: [], tampered: false, reason: null });
+    expect(honest.integrity, honest.log_tail).toEqual({ checked_files: ["test/slug.spec.js"], unverified_files: [], tampered: false, reason: null, pinned_files: [] });
     expect(names(honest)).toEqual(["test/slug.spec.js::lowercases:passed", "test/slug.spec.js::trims:passed"]);
-    expect(tampered.integrity?.reason, JSON.stringify({ tests: names(tampered), log: tampered.log_tail })).toMatch(/the canary test that must fail was reported passed/);
+    expect(tampered.integrity?.reason, JSON.stringify({ tests: names(tampered), log: tampered.log_tail })).toMatch(/canary test that must fail was reported passed/);
   });
 });

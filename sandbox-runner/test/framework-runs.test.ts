@@ -49,7 +49,7 @@ describe.concurrent("every framework's tests, per test and per file", { timeout:
       "test/add.test.ts": 'import { add } from "../src/add";\ndeclare const test: (name: string, fn: () => void) => void;\ndeclare const expect: (v: unknown) => { toBe(w: unknown): void };\ntest("adds", () => expect(add(1, 2)).toBe(3));\n',
     };
     const cb = await runSuite("jest-ts", "jest", files, { test: { framework: "auto", command: null, coverage: false, files: ["test/add.test.ts"], canaries: true } }, ["jest", "ts-jest", "typescript"]);
-    expect(cb.integrity, cb.log_tail).toEqual({ checked_files: ["test/add.test.ts"], unverified_files: [], tampered: false, reason: null });
+    expect(cb.integrity, cb.log_tail).toEqual({ checked_files: ["test/add.test.ts"], unverified_files: [], tampered: false, reason: null, pinned_files: [] });
     expect(results(cb)).toEqual(["test/add.test.ts::adds:passed"]);
   });
 

@@ -30,7 +30,7 @@ describe("hidden-test runs with canaries", () => {
   it("an honest run: canaries check out and are not in the results; a right answer passes, a wrong one fails", async () => {
     const right = await h.run(h.job(jobId("honest"), { ...NODE_HIDDEN, "src/slug.js": 'export const slug = (s) => s.trim().toLowerCase().replaceAll(" ", "-");\n' }, hiddenRun("node-test", ["test/slug.test.js"])));
     expect(right.status).toBe("SUCCEEDED");
-    expect(right.integrity).toEqual({ checked_files: ["test/slug.test.js"], unverified_files: [], tampered: false, reason: null });
+    expect(right.integrity).toEqual({ checked_files: ["test/slug.test.js"], unverified_files: [], tampered: false, reason: null, pinned_files: [] });
     expect(names(right)).toEqual(["test/slug.test.js::lowercases:passed", "test/slug.test.js::trims:passed"]);
     const wrong = await h.run(h.job(jobId("honest-wrong"), { ...NODE_HIDDEN, "src/slug.js": WRONG_SLUG }, hiddenRun("node-test", ["test/slug.test.js"])));
     expect(wrong.integrity?.tampered).toBe(false);
@@ -53,7 +53,7 @@ describe("hidden-test runs with canaries", () => {
       WRONG_SLUG,
     ].join("\n");
     const cb = await h.run(h.job(jobId("esm-assert"), { ...NODE_HIDDEN, "src/slug.js": patch }, hiddenRun("node-test", ["test/slug.test.js"])));
-    expect(cb.integrity).toMatchObject({ tampered: true, reason: expect.stringMatching(/test\/slug\.test\.js: the canary test that must fail was reported passed/) });
+    expect(cb.integrity).toMatchObject({ tampered: true, reason: expect.stringMatching(/test\/slug\.test\.js: a canary test that must fail was reported passed/) });
   });
 
   it("node:assert patched from CommonJS (require cache): tampered", async () => {
@@ -66,16 +66,28 @@ describe("hidden-test runs with canaries", () => {
     expect(cb.integrity?.tampered).toBe(true);
   });
 
-  it("canaries get fresh names in every run", async () => {
-    const canaryNames = async (label: string) => {
+  it("canaries are written like the file's own tests, among them, and differ from run to run", async () => {
+    const placed = async (label: string) => {
       const cb = await h.run(h.job(jobId(label), { ...NODE_HIDDEN, "src/slug.js": WRONG_SLUG }, hiddenRun("node-test", ["test/slug.test.js"])));
       const junit = h.worker.uploads.get(`${cb.job_id}/junit.xml`)?.toString() ?? "";
-      return [...junit.matchAll(/name="([^"]+)"/g)].map((m) => m[1]).filter((n) => n !== "lowercases" && n !== "trims");
+      return [...junit.matchAll(/<testcase name="([^"]+)"/g)].map((m) => m[1] as string);
     };
-    const [first, second] = [await canaryNames("fresh-1"), await canaryNames("fresh-2")];
-    expect(first).toHaveLength(2);
-    expect(second).toHaveLength(2);
-    expect(first.filter((n) => second.includes(n))).toEqual([]);
+    const [first, second] = [await placed("placed-1"), await placed("placed-2")];
+    for (const names of [first, second]) {
+      const canaries = names.filter((n) => n !== "lowercases" && n !== "trims");
+      // Two or three that must fail, one that must pass and the anchor, each a name of the file's words.
+      expect(canaries.length).toBeGreaterThanOrEqual(4);
+      for (const name of canaries) expect(name).toMatch(/^[a-z]+( [a-z]+)*$/);
+      expect(canaries.some((n) => /^[0-9a-f]{12}/.test(n))).toBe(false);
+      // Each hidden test has a copy of its name that must fail, so the names appear twice.
+      expect(names.filter((n) => n === "lowercases")).toHaveLength(2);
+      expect(names.filter((n) => n === "trims")).toHaveLength(2);
+    }
+    // Among the file's tests, not after them: a canary before the last hidden test (each
+    // canary goes before or after a random test, so this holds in one run or the other).
+    const among = (names: string[]) => names.findIndex((n) => n !== "lowercases" && n !== "trims") < names.lastIndexOf("trims");
+    expect(among(first) || among(second)).toBe(true);
+    expect(first).not.toEqual(second);
   });
 
   it("the process ends early after the hidden tests it passes: the file's results are unverified", async () => {
@@ -113,7 +125,7 @@ describe("hidden-test runs with canaries", () => {
 
   it("pytest: an honest wrong answer fails and the canaries check out", async () => {
     const cb = await h.run(h.job(jobId("py-honest"), PY_HIDDEN, hiddenRun("pytest", ["tests/test_textstats.py"])));
-    expect(cb.integrity).toEqual({ checked_files: ["tests/test_textstats.py"], unverified_files: [], tampered: false, reason: null });
+    expect(cb.integrity).toEqual({ checked_files: ["tests/test_textstats.py"], unverified_files: [], tampered: false, reason: null, pinned_files: [] });
     expect(names(cb)).toEqual(["tests/test_textstats.py::test_counts_words:failed", "tests/test_textstats.py::test_empty:passed"]);
   });
 

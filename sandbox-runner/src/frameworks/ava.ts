@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, configNames, hasPackageKey } from "./repo";
 import type { FrameworkModule } from "./types";
@@ -20,6 +21,8 @@ export const ava: FrameworkModule = {
   defaultPatterns: ["test.{js,cjs,mjs}", "src/test.{js,cjs,mjs}", "source/test.{js,cjs,mjs}", "**/test-*.{js,cjs,mjs}", "**/*.spec.{js,cjs,mjs}", "**/*.test.{js,cjs,mjs}", "**/test/**/*.{js,cjs,mjs}", "**/tests/**/*.{js,cjs,mjs}", "**/__tests__/**/*.{js,cjs,mjs}"],
   perFile: true,
   report: "per-file",
+  harness: [...JS_HARNESS, "**/ava.config.*"],
+  internals: ["ava/lib", "ava/entrypoints"],
   async instrument(command, paths, options) {
     const [exe = "ava", ...rest] = command;
     const kept = dropOptions(rest, OPTIONS).filter((a) => a.startsWith("-"));

@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, configNames, hasPackageKey } from "./repo";
 import type { FrameworkModule } from "./types";
@@ -7,12 +8,30 @@ const OPTIONS = {
   valued: ["--reporters", "--outputFile", "--coverageReporters", "--coverageDirectory", "--coverageProvider", "--testResultsProcessor"],
   drop: ["--reporters", "--json", "--outputFile", "--watch", "--watchAll", "--coverage*", "--collectCoverage", "--testResultsProcessor", "--silent"],
 };
+/**
+ * What would run test files in jest's main process, where the reporter writes the report:
+ * jest runs them "in band" there with --runInBand, --detectOpenHandles, one worker, or one
+ * test file (@jest/core, testSchedulerHelper `shouldRunInBand`), and `workerThreads` makes
+ * its workers threads of that process.
+ */
+const IN_BAND = {
+  valued: ["--maxWorkers", "-w", "--workerIdleMemoryLimit"],
+  drop: ["--runInBand", "-i", "--detectOpenHandles", "--maxWorkers", "-w", "--workerIdleMemoryLimit", "--workerThreads", "--no-workerThreads"],
+};
+/**
+ * In hidden runs, always workers, which are child processes: a workerIdleMemoryLimit makes
+ * `shouldRunInBand` false whatever the number of files or workers (the limit is far above any
+ * the sandbox allows, so no worker is ever restarted for it); the options false here override
+ * a config file's.
+ */
+const OUT_OF_BAND = ["--workerIdleMemoryLimit=64GB", "--maxWorkers=2", "--detectOpenHandles=false", "--workerThreads=false"];
 
 /**
  * jest. It has no JUnit output of its own: tools/jest-reporter.mjs, a jest reporter, writes
  * one with each test's file. Tests (TypeScript too) go through the repository's own
  * transform configuration. Coverage is jest's V8 provider (the code jest runs is its
  * transform's output, which NODE_V8_COVERAGE would attribute to the wrong lines).
+ * The reporter runs in jest's main process; in hidden runs the test files never do.
  */
 export const jest: FrameworkModule = {
   name: "jest",
@@ -25,9 +44,12 @@ export const jest: FrameworkModule = {
   defaultPatterns: [],
   perFile: false,
   report: "junit",
+  harness: [...JS_HARNESS, "**/jest.config*", "**/jest.*.config*", "**/jest.setup*", "**/jest-setup*", "**/jest.preset*", "**/jest-preset*", "**/setupTests.*", "**/setup-tests.*", "**/__mocks__/**"],
+  internals: ["jest-circus", "jest-runner", "jest-jasmine2", "@jest/reporters", "@jest/test-result", "@jest/core", "@jest/expect", "expect.getState"],
   async instrument(command, paths, options) {
     const [exe = "jest", ...rest] = command;
-    const argv = [exe, ...dropOptions(rest, OPTIONS), "--ci", "--no-watchman", "--reporters=default", `--reporters=${paths.tools}/jest-reporter.mjs`];
+    const kept = dropOptions(rest, OPTIONS);
+    const argv = [exe, ...(options.hidden ? [...dropOptions(kept, IN_BAND), ...OUT_OF_BAND] : kept), "--ci", "--no-watchman", "--reporters=default", `--reporters=${paths.tools}/jest-reporter.mjs`];
     if (!options.coverage) return { argv, env: {} };
     argv.push("--coverage", "--coverageProvider=v8", "--coverageReporters=lcovonly", `--coverageDirectory=${COVERAGE_DIR}`, "--coveragePathIgnorePatterns=/node_modules/");
     return {

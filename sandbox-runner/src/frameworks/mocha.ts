@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, hasPackageKey } from "./repo";
 import type { FrameworkModule } from "./types";
@@ -22,6 +23,8 @@ export const mocha: FrameworkModule = {
   defaultPatterns: [],
   perFile: false,
   report: "junit",
+  harness: [...JS_HARNESS, "**/.mocharc*", "**/mocha.opts"],
+  internals: ["mocha/lib", "Mocha.Runner", "Mocha.reporters", "EVENT_TEST_FAIL", "EVENT_TEST_PASS"],
   async instrument(command, paths, options) {
     const [exe = "mocha", ...rest] = command;
     const argv = [exe, ...dropOptions(rest, OPTIONS), "--reporter=xunit", `--reporter-option=output=${paths.junit}`];

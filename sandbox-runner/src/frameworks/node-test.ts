@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import type { FrameworkModule } from "./types";
 
 /** Test files node --test finds when TypeScript files are among them (its defaults are JavaScript only before Node 23). */
@@ -19,6 +20,8 @@ export const nodeTest: FrameworkModule = {
   defaultPatterns: [],
   perFile: false,
   report: "junit",
+  harness: JS_HARNESS,
+  internals: ["node:test/reporters", "internal/test_runner", "syncBuiltinESMExports", "--expose-internals"],
   async instrument(command, paths, options) {
     // A stated command that is not node itself (a wrapper script) is run as it is.
     if ((command[0] ?? "").split("/").pop() !== "node") return { argv: command, env: {} };
@@ -30,11 +33,29 @@ export const nodeTest: FrameworkModule = {
       `--test-reporter=${paths.tools}/junit-reporter.mjs`, "--test-reporter-destination=stdout",
     ];
     if (options.coverage) extra.push("--experimental-test-coverage", `--test-reporter=${paths.tools}/lcov-reporter.mjs`, "--test-reporter-destination=stdout");
-    const args = options.coverage ? withoutCoverageFilters(rest) : rest;
+    const args = withoutInProcessIsolation(options.coverage ? withoutCoverageFilters(rest) : rest, options.hidden);
     const named = args.some((a) => !a.startsWith("-"));
     return { argv: [paths.node, ...extra, ...args, ...(options.typescript && !named ? TYPESCRIPT_PATTERNS : [])], env: {} };
   },
 };
+
+/**
+ * In hidden runs, drops test isolation "none", which runs the test files in the test runner's
+ * own process, the one whose reporters make the report: each file then runs in a child
+ * process (node's default). Node 22 spells it --experimental-test-isolation (later ones
+ * --test-isolation too); it is not allowed in NODE_OPTIONS.
+ */
+function withoutInProcessIsolation(args: string[], hidden: boolean): string[] {
+  if (!hidden) return args;
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const name = arg.split("=", 1)[0] as string;
+    if (name !== "--test-isolation" && name !== "--experimental-test-isolation") kept.push(arg);
+    else if (!arg.includes("=")) i++;
+  }
+  return kept;
+}
 
 /**
  * Drops node's --test-coverage-include/-exclude (and thresholds), which a repository's test

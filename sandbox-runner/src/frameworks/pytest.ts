@@ -1,3 +1,4 @@
+import { PYTHON_HARNESS } from "../harness-files";
 import type { FrameworkModule, Invocation, Repo } from "./types";
 
 const SETTINGS_FILES = ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
@@ -32,6 +33,8 @@ export const pytest: FrameworkModule = {
   defaultPatterns: [],
   perFile: false,
   report: "junit",
+  harness: PYTHON_HARNESS,
+  internals: ["_pytest", "pytest_runtest_", "pytest_report_", "from_item_and_call", "pytest.TestReport", "pytest.CallInfo", "unittest.result", "unittest.case", "unittest.TestResult", "TextTestResult", "_Outcome"],
   async instrument(command, paths, options): Promise<Invocation> {
     const extra = [`--junitxml=${paths.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
     // Root-level test.py / tests.py and test*.py unittest layouts, unless the repository says otherwise.

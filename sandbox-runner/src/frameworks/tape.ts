@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, splitArgs } from "./args";
 import type { FrameworkModule } from "./types";
 
@@ -15,6 +16,8 @@ export const tape: FrameworkModule = {
   defaultPatterns: ["test.{js,cjs,mjs}", "test/**/*.{js,cjs,mjs}", "tests/**/*.{js,cjs,mjs}"],
   perFile: true,
   report: "per-file",
+  harness: JS_HARNESS,
+  internals: ["tape/lib"],
   async instrument(command, paths, options) {
     const [exe = "tape", ...rest] = command;
     // Keeps -r/--require and -i/--ignore; the files are the driver's.

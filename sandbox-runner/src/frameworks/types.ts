@@ -25,6 +25,12 @@ export interface RunOptions {
   typescript: boolean;
   /** Whether Python packages live under `src/` (made importable). */
   srcLayout: boolean;
+  /**
+   * The scoring hidden-test run (`job.test.canaries`): the report must be made in a process
+   * where no candidate code runs, so options that would run test files in the reporter's
+   * process are replaced (docs/runner-protocol.md, "Frameworks").
+   */
+  hidden: boolean;
 }
 
 export interface Invocation {
@@ -60,6 +66,17 @@ export interface FrameworkModule {
   /** Whether the framework runs each test file in a process of its own (through tools/run-tests.mjs). */
   perFile: boolean;
   report: ReportFormat;
+  /**
+   * Files (globs, workspace-relative) that decide how this framework finds, loads, transforms,
+   * sets up or reports tests: a hidden-test run keeps the task's version of each (harness-files.ts).
+   */
+  harness: readonly string[];
+  /**
+   * What code under test names only to reach into this framework's result machinery
+   * (framework-reach.ts): its internal modules, its report objects. Unless the task's own code
+   * names it too (the project is a testing tool), a changed line naming it voids a hidden-test run.
+   */
+  internals: readonly string[];
   /** The command with reporters (and coverage) added, as it is run. */
   instrument(command: string[], paths: RunPaths, options: RunOptions): Promise<Invocation>;
 }

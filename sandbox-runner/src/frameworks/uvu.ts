@@ -1,3 +1,6 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, splitArgs } from "./args";
 import type { FrameworkModule } from "./types";
 
@@ -18,13 +21,21 @@ export const uvu: FrameworkModule = {
   defaultPatterns: ["**/{test,tests,__test__,__tests__}/**/*.{js,cjs,mjs,ts,mts,cts,jsx,tsx}", "**/*.{test,tests,spec}.{js,cjs,mjs,ts,mts,cts,jsx,tsx}", "test.{js,cjs,mjs,ts,mts,cts}", "tests.{js,cjs,mjs,ts,mts,cts}"],
   perFile: true,
   report: "per-file",
+  harness: JS_HARNESS,
+  internals: ["uvu/dist", "__assayUvu"],
   async instrument(command, paths, options) {
     const { options: given } = splitArgs(command.slice(1), uvu.valuedOptions);
-    const requires: string[] = [];
+    // A setup module of the workspace's (`-r test/setup.js`) loads after the hook: node runs every
+    // --require before any --import, and one that requires uvu would load it unpatched. Packages
+    // (`-r tsm`, a loader of TypeScript files) stay --require, which they need to be.
+    const [packages, files]: [string[], string[]] = [[], []];
     for (let i = 0; i < given.length; i++) {
-      if (given[i] === "-r" || given[i] === "--require") requires.push("--require", given[++i] ?? "");
+      if (given[i] !== "-r" && given[i] !== "--require") continue;
+      const name = given[++i] ?? "";
+      if (!name.startsWith("/") && existsSync(join(options.repo.workspace, name))) files.push(`--import=${/^\.{1,2}\//.test(name) ? name : `./${name}`}`);
+      else packages.push("--require", name);
     }
-    const argv = [paths.node, `--import=${paths.tools}/uvu-hook.mjs`, ...requires];
+    const argv = [paths.node, `--import=${paths.tools}/uvu-hook.mjs`, ...packages, ...files];
     return { argv: driverArgv(paths.node, paths.tools, { command: argv, files: options.files, capture: "uvu", v8Coverage: options.coverage, lcovFrom: null, junit: paths.junit, lcov: paths.lcov }), env: {} };
   },
 };

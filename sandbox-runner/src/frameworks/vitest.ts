@@ -1,3 +1,4 @@
+import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, configNames } from "./repo";
 import type { FrameworkModule, Repo } from "./types";
@@ -8,6 +9,13 @@ const OPTIONS = {
   drop: ["--reporter", "--reporters", "--outputFile*", "--watch", "-w", "--ui", "--coverage*", "--silent"],
 };
 const CONFIG_EXTENSIONS = ["js", "cjs", "mjs", "ts", "cts", "mts"];
+/**
+ * vitest's `threads` and `vmThreads` pools run test files in worker threads of its main
+ * process, where the reporter makes the report: one process, one memory. Hidden runs use
+ * `forks` (vitest's default pool: a child process per worker), which the command line sets
+ * for every project whatever the config says; typecheck files still go to the type checker.
+ */
+const POOL = { valued: ["--pool"], drop: ["--pool"] };
 
 /** A vite config is vitest's when it has a `test` section. */
 async function viteConfigWithTests(repo: Repo): Promise<boolean> {
@@ -19,8 +27,9 @@ async function viteConfigWithTests(repo: Repo): Promise<boolean> {
 
 /**
  * vitest, through the runner's reporter (tools/vitest-reporter.mjs), which writes JUnit with
- * each test's file. TypeScript runs natively. Coverage needs the repository's @vitest/coverage-v8 (vitest's V8 provider
- * maps its transformed code back to the sources); without it the run has no coverage.
+ * each test's file, in vitest's main process. TypeScript runs natively. Coverage needs the
+ * repository's @vitest/coverage-v8 (vitest's V8 provider maps its transformed code back to
+ * the sources); without it the run has no coverage.
  */
 export const vitest: FrameworkModule = {
   name: "vitest",
@@ -32,10 +41,13 @@ export const vitest: FrameworkModule = {
   defaultPatterns: [],
   perFile: false,
   report: "junit",
+  harness: [...JS_HARNESS, "**/vitest.config*", "**/vite.config*", "**/vitest.workspace*", "**/vitest.projects*", "**/vitest.setup*", "**/vitest-setup*", "**/vitest.global-setup*", "**/setupTests.*", "**/setup-tests.*", "**/__mocks__/**"],
+  internals: ["vitest/node", "vitest/runners", "vitest/suite", "@vitest/runner", "@vitest/expect", "__vitest_", "getCurrentTest", "expect.getState", "onTestFinished"],
   async instrument(command, paths, options) {
     const [exe = "vitest", ...rest] = command;
     const args = dropOptions(["run", "watch", "dev"].includes(rest[0] ?? "") ? rest.slice(1) : rest, OPTIONS);
-    const argv = [exe, "run", ...args, "--reporter=default", `--reporter=${paths.tools}/vitest-reporter.mjs`];
+    const pool = options.hidden ? [...dropOptions(args, POOL), "--pool=forks"] : args;
+    const argv = [exe, "run", ...pool, "--reporter=default", `--reporter=${paths.tools}/vitest-reporter.mjs`];
     if (!options.coverage || !options.repo.depends("@vitest/coverage-v8")) return { argv, env: {} };
     argv.push("--coverage.enabled=true", "--coverage.provider=v8", "--coverage.reporter=lcovonly", `--coverage.reportsDirectory=${COVERAGE_DIR}`, "--coverage.exclude=**/node_modules/**");
     return {

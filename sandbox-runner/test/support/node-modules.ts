@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { NODE_MODULES_SCRATCH } from "../../src/sandbox";
 import { packageClosure, versionOf } from "../../src/tools";
 
 const ROOT_MODULES = resolve(import.meta.dirname, "../../../node_modules");
@@ -30,17 +31,17 @@ const building = new Map<string, Promise<Buffer>>();
 async function build(packages: string[]): Promise<Buffer> {
   const closure = packageClosure(ROOT_MODULES, packages);
   const bins = packages.flatMap((name) => binsOf(name));
-  const stamp = createHash("sha256").update(JSON.stringify([closure.map((p) => `${p}@${versionOf(join(ROOT_MODULES, p))}`), bins, ".cache"])).digest("hex").slice(0, 16);
+  const stamp = createHash("sha256").update(JSON.stringify([closure.map((p) => `${p}@${versionOf(join(ROOT_MODULES, p))}`), bins, NODE_MODULES_SCRATCH])).digest("hex").slice(0, 16);
   const path = join(tmpdir(), `assay-test-env-${stamp}.tar.gz`);
   if (!existsSync(path)) {
     // Another test process may build the same archive at the same time: the rename settles it.
     const staging = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
     const entries = [...closure.map((p) => `node_modules/${p}`), ...bins.map((b) => `node_modules/.bin/${b}`)];
-    // An empty node_modules/.cache, as prepare jobs leave one: test jobs get a writable tmpfs over it (ava's cache).
+    // Empty scratch directories, as prepare jobs leave them: test jobs get a writable tmpfs over each (ava's cache, vite's temporary config).
     const scratch = await mkdtemp(join(tmpdir(), "assay-test-env-"));
-    await mkdir(join(scratch, "node_modules", ".cache"), { recursive: true });
+    for (const dir of NODE_MODULES_SCRATCH) await mkdir(join(scratch, "node_modules", dir), { recursive: true });
     try {
-      await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", staging, "-C", dirname(ROOT_MODULES), ...entries, "-C", scratch, "node_modules/.cache"], { maxBuffer: 16 * 1024 * 1024 });
+      await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", staging, "-C", dirname(ROOT_MODULES), ...entries, "-C", scratch, ...NODE_MODULES_SCRATCH.map((dir) => `node_modules/${dir}`)], { maxBuffer: 16 * 1024 * 1024 });
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }

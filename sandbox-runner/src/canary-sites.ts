@@ -1,0 +1,348 @@
+import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { z } from "zod";
+import type { Framework } from "../../protocol/jobs";
+
+/**
+ * Where a test file's own tests are, and how they are written, so that canaries can be
+ * placed among them in their own style (canaries.ts). JavaScript and TypeScript are read with
+ * the TypeScript parser, which takes every dialect a test file may be written in (ESM,
+ * CommonJS, JSX, TypeScript); Python files with Python's own `ast` (tools/test-sites.py).
+ * Only the service's test files are read here, at the task's version, before any of the
+ * candidate's code has run.
+ */
+export interface TestSite {
+  /** Offset of the start of the line the test begins on (its decorators, in Python). */
+  before: number;
+  /** Offset of the start of the line after the test's last line. */
+  after: number;
+  indent: string;
+  /** The test function as the file calls it (`test`, `it`, a uvu suite), or "def" for Python. */
+  callee: string;
+  name: string;
+  /** The enclosing describe blocks' (Python: class's) names, outermost first. */
+  scope: string[];
+  /** JavaScript: the callback's first parameter (tape's and ava's `t`), if it has one. */
+  param: string | null;
+  arrow: boolean;
+  /** How the file writes this test, for canaries written the same way. */
+  style: SiteStyle;
+  /** Python: the test is a method of a unittest.TestCase class. */
+  unittest: boolean;
+}
+
+export interface SiteStyle {
+  /** The quote the test's name is written with. */
+  quote: "'" | '"' | "`";
+  /** Whether the statement ends with a semicolon. */
+  semicolon: boolean;
+  /** A one-line `() => expr` test rather than a block. */
+  expression: boolean;
+  async: boolean;
+  /** Whether a blank line separates the test from what follows it. */
+  spaced: boolean;
+}
+
+/** An assertion as the file's tests write it, to be written again with other operands. */
+export interface AssertionForm {
+  /** `equal`: passes on two equal operands; `truthy`: on one truthy operand. */
+  kind: "equal" | "truthy";
+  /** `call`: `callee(a, b)`; `chain`: `callee(a)` + `path` + `(b)`, as `expect(a).toEqual(b)`. */
+  form: "call" | "chain";
+  callee: string;
+  path: string;
+  /** The test parameter the form hangs off (`t.is`), or null when it is in scope anywhere. */
+  param: string | null;
+}
+
+export interface FileShape {
+  sites: TestSite[];
+  assertions: AssertionForm[];
+}
+
+const TEST_CALLEES = new Set(["test", "it", "specify"]);
+const SUITE_CALLEES = new Set(["describe", "suite", "context"]);
+const EQUAL = new Set(["equal", "equals", "strictEqual", "deepEqual", "deepStrictEqual", "is", "same", "eql", "toBe", "toEqual", "toStrictEqual"]);
+const TRUTHY = new Set(["ok", "true", "truthy", "toBeTruthy", "isTrue", "assert"]);
+
+function scriptKind(file: string): ts.ScriptKind {
+  if (/\.tsx$/.test(file)) return ts.ScriptKind.TSX;
+  if (/\.[cm]?ts$/.test(file)) return ts.ScriptKind.TS;
+  if (/\.jsx$/.test(file)) return ts.ScriptKind.JSX;
+  return ts.ScriptKind.JS;
+}
+
+function parse(file: string, source: string): ts.SourceFile {
+  return ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true, scriptKind(file));
+}
+
+/** How many syntax errors the parser finds: a placement must not add one. */
+export function syntaxErrors(file: string, source: string): number {
+  return (parse(file, source) as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length;
+}
+
+const literalText = (node: ts.Node | undefined): string | null =>
+  node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) ? node.text : null;
+
+function callbackOf(node: ts.Node | undefined): ts.ArrowFunction | ts.FunctionExpression | null {
+  return node && (ts.isArrowFunction(node) || ts.isFunctionExpression(node)) ? node : null;
+}
+
+/** The tests and describe blocks of a JavaScript or TypeScript test file. */
+export function jsShape(file: string, source: string, framework: Framework): FileShape {
+  const sf = parse(file, source);
+  const sites: TestSite[] = [];
+  // uvu's tests are whatever its suites are called: the names the file calls `.run()` on.
+  const uvuSuites = new Set<string>();
+  if (framework === "uvu") {
+    for (const st of sf.statements) {
+      const call = ts.isExpressionStatement(st) && ts.isCallExpression(st.expression) ? st.expression : null;
+      if (call && ts.isPropertyAccessExpression(call.expression) && call.expression.name.text === "run" && ts.isIdentifier(call.expression.expression)) {
+        uvuSuites.add(call.expression.expression.text);
+      }
+    }
+  }
+  const isTestCallee = (name: string) => (framework === "uvu" ? uvuSuites.has(name) : TEST_CALLEES.has(name));
+  const lineStart = (pos: number) => source.lastIndexOf("\n", pos - 1) + 1;
+  const nextLine = (pos: number) => {
+    const end = source.indexOf("\n", pos);
+    return end < 0 ? source.length : end + 1;
+  };
+  const visit = (statements: ts.NodeArray<ts.Statement>, scope: string[]) => {
+    for (const st of statements) {
+      if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) continue;
+      const call = st.expression;
+      if (!ts.isIdentifier(call.expression)) continue;
+      const callee = call.expression.text;
+      const name = literalText(call.arguments[0]);
+      const callback = callbackOf(call.arguments[1]);
+      if (name === null || !callback || call.arguments.length !== 2) continue;
+      if (SUITE_CALLEES.has(callee) && framework !== "uvu") {
+        if (ts.isBlock(callback.body)) visit(callback.body.statements, [...scope, name]);
+        continue;
+      }
+      if (!isTestCallee(callee)) continue;
+      const start = st.getStart(sf);
+      const before = lineStart(start);
+      const indent = source.slice(before, start);
+      // Only a test that starts its own line and ends it: a canary line goes before or after it.
+      const after = nextLine(st.getEnd());
+      if (!/^[ \t]*$/.test(indent) || source.slice(st.getEnd(), after).trim() !== "") continue;
+      const first = callback.parameters[0];
+      const param = first && ts.isIdentifier(first.name) ? first.name.text : null;
+      if (first && !param) continue;
+      const nameText = (call.arguments[0] as ts.Node).getText(sf);
+      const style: SiteStyle = {
+        quote: nameText.startsWith("'") ? "'" : nameText.startsWith("`") ? "`" : '"',
+        semicolon: st.getText(sf).endsWith(";"),
+        expression: !ts.isBlock(callback.body) && !source.slice(start, st.getEnd()).includes("\n"),
+        async: callback.modifiers?.some((m) => m.kind === ts.SyntaxKind.AsyncKeyword) ?? false,
+        spaced: /^[ \t]*\r?\n/.test(source.slice(after)),
+      };
+      if (!ts.isBlock(callback.body) && !style.expression) continue;
+      sites.push({ before, after, indent, callee, name, scope, param, arrow: ts.isArrowFunction(callback), style, unittest: false });
+    }
+  };
+  visit(sf.statements, []);
+  return { sites, assertions: assertionForms(sf, framework) };
+}
+
+/** Modules whose assertions throw (or, for a test's `t`, record) a failure: the only ones a canary uses. */
+const ASSERTION_MODULES = new Set(["node:assert", "assert", "node:assert/strict", "assert/strict", "chai", "uvu/assert", "vitest", "@jest/globals", "expect"]);
+/** Frameworks whose test callbacks get an assertion object (`t.is`, `t.equal`, node's `t.assert.equal`). */
+const CONTEXT_ASSERTIONS: ReadonlySet<Framework> = new Set(["ava", "tape", "node-test"]);
+/** Frameworks that define `expect` as a global when the file does not import it. */
+const GLOBAL_EXPECT: ReadonlySet<Framework> = new Set(["jest", "vitest"]);
+
+/** Top-level names bound to a module: `import x from "m"`, `import { a as b } from "m"`, `const { c } = require("m")`. */
+function moduleBindings(sf: ts.SourceFile): Map<string, string> {
+  const bindings = new Map<string, string>();
+  const requireOf = (node: ts.Expression | undefined): string | null => {
+    let inner = node;
+    while (inner && ts.isPropertyAccessExpression(inner)) inner = inner.expression;
+    if (!inner || !ts.isCallExpression(inner) || !ts.isIdentifier(inner.expression) || inner.expression.text !== "require") return null;
+    return literalText(inner.arguments[0]);
+  };
+  const bindName = (name: ts.BindingName, from: string) => {
+    if (ts.isIdentifier(name)) bindings.set(name.text, from);
+    else for (const element of name.elements) if (!ts.isOmittedExpression(element)) bindName(element.name, from);
+  };
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st) && ts.isStringLiteral(st.moduleSpecifier) && st.importClause && !st.importClause.isTypeOnly) {
+      const from = st.moduleSpecifier.text;
+      const clause = st.importClause;
+      if (clause.name) bindings.set(clause.name.text, from);
+      const named = clause.namedBindings;
+      if (named && ts.isNamespaceImport(named)) bindings.set(named.name.text, from);
+      if (named && ts.isNamedImports(named)) for (const el of named.elements) bindings.set(el.name.text, from);
+    } else if (ts.isVariableStatement(st)) {
+      for (const decl of st.declarationList.declarations) {
+        const from = requireOf(decl.initializer);
+        if (from !== null) bindName(decl.name, from);
+      }
+    }
+  }
+  return bindings;
+}
+
+/** Every name the file declares anywhere (variables, parameters, functions, classes, imports). */
+function declaredNames(sf: ts.SourceFile): Set<string> {
+  const names = new Set<string>();
+  const bind = (name: ts.BindingName | undefined) => {
+    if (!name) return;
+    if (ts.isIdentifier(name)) names.add(name.text);
+    else for (const element of name.elements) if (!ts.isOmittedExpression(element)) bind(element.name);
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isVariableDeclaration(node) || ts.isParameter(node) || ts.isBindingElement(node)) bind(node.name);
+    else if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node)) && node.name) names.add(node.name.text);
+    else if (ts.isImportSpecifier(node) || ts.isNamespaceImport(node) || ts.isImportClause(node)) {
+      if (node.name) names.add(node.name.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return names;
+}
+
+/** The first parameter of the test callback `node` is in, when it is a plain name. */
+function testParamAround(node: ts.Node): string | null {
+  for (let up: ts.Node | undefined = node.parent; up; up = up.parent) {
+    if ((ts.isArrowFunction(up) || ts.isFunctionExpression(up)) && ts.isCallExpression(up.parent) && up.parent.arguments[1] === up) {
+      const first = up.parameters[0];
+      return first && ts.isIdentifier(first.name) ? first.name.text : null;
+    }
+  }
+  return null;
+}
+
+/**
+ * The assertions the file's tests make, by form, when they come from an assertion library
+ * the runner knows (node:assert, chai, uvu, vitest's and jest's `expect`, a test's `t`): a
+ * helper of the project's own named `equal` may not throw, and a canary that must fail would
+ * then pass in an honest run.
+ */
+function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[] {
+  const bindings = moduleBindings(sf);
+  const declared = declaredNames(sf);
+  const found = new Map<string, AssertionForm>();
+  const text = (node: ts.Node) => node.getText(sf);
+  const add = (form: AssertionForm) => found.set(`${form.form} ${form.callee} ${form.path}`, form);
+  /** How a root name is in scope for a canary: everywhere (null), as the test's parameter, or not usable. */
+  const scopeOf = (root: string, node: ts.Node): { param: string | null } | null => {
+    const from = bindings.get(root);
+    if (from !== undefined) return ASSERTION_MODULES.has(from) ? { param: null } : null;
+    if (root === "expect" && GLOBAL_EXPECT.has(framework) && !declared.has(root)) return { param: null };
+    if (CONTEXT_ASSERTIONS.has(framework) && testParamAround(node) === root) return { param: root };
+    return null;
+  };
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node)) {
+      const callee = node.expression;
+      const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : ts.isIdentifier(callee) ? callee.text : null;
+      const kind = method && EQUAL.has(method) ? "equal" : method && TRUTHY.has(method) ? "truthy" : null;
+      if (kind && method) {
+        const chain = chainOf(callee);
+        if (chain) {
+          const scope = scopeOf(chain.root, node);
+          if (scope && node.arguments.length === (kind === "equal" ? 1 : 0) && !chain.path.includes(".not.")) add({ kind, form: "chain", callee: chain.root, path: chain.path, param: scope.param });
+        } else if (node.arguments.length >= (kind === "equal" ? 2 : 1) && isPlainReference(callee)) {
+          const scope = scopeOf(text(callee).split(".")[0] as string, node);
+          if (scope) add({ kind, form: "call", callee: text(callee), path: "", param: scope.param });
+        }
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return [...found.values()];
+}
+
+/** `expect(x).to.deep.equal` → root `expect`, path `.to.deep.equal`; null for a plain `a.b.c`. */
+function chainOf(callee: ts.Expression): { root: string; path: string } | null {
+  const names: string[] = [];
+  let node: ts.Expression = callee;
+  while (ts.isPropertyAccessExpression(node)) {
+    names.unshift(node.name.text);
+    node = node.expression;
+  }
+  if (!ts.isCallExpression(node) || node.arguments.length !== 1 || !ts.isIdentifier(node.expression)) return null;
+  return { root: node.expression.text, path: `.${names.join(".")}` };
+}
+
+/** `assert.equal`, `t.is`, `equal`: names all the way, nothing called on the way. */
+function isPlainReference(node: ts.Expression): boolean {
+  if (ts.isIdentifier(node)) return true;
+  return ts.isPropertyAccessExpression(node) && isPlainReference(node.expression);
+}
+
+const SITES_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), "tools", "test-sites.py");
+const pySiteSchema = z.object({
+  name: z.string(),
+  line: z.number().int().positive(),
+  end_line: z.number().int().positive(),
+  col: z.number().int().nonnegative(),
+  cls: z.string().nullable(),
+  unittest: z.boolean(),
+  params: z.array(z.string()),
+});
+const pyShapeSchema = z.object({
+  sites: z.array(pySiteSchema),
+  classes: z.array(z.object({ name: z.string(), line: z.number().int().positive(), end_line: z.number().int().positive(), col: z.number().int().nonnegative(), unittest: z.boolean() })),
+  test_case: z.string().nullable(),
+  assert_methods: z.array(z.string()),
+  error: z.string().nullable(),
+});
+
+/** A test class of a Python file: where a class of canaries can go before or after it. */
+export interface PyClass {
+  name: string;
+  before: number;
+  after: number;
+}
+
+export interface PyShape extends FileShape {
+  classes: PyClass[];
+  /** How the file names unittest's TestCase (`unittest.TestCase`, `TestCase`), or null when it does not import it. */
+  testCase: string | null;
+  assertMethods: string[];
+}
+
+/** The tests of a Python test file, from Python's own parser; null when Python cannot read it. */
+export async function pyShape(source: string): Promise<PyShape | null> {
+  const output = await runPython(source);
+  const parsed = output === null ? null : pyShapeSchema.safeParse(JSON.parse(output));
+  if (!parsed?.success || parsed.data.error !== null) return null;
+  const lineStarts = [0];
+  for (let i = 0; i < source.length; i++) if (source[i] === "\n") lineStarts.push(i + 1);
+  const startOf = (line: number) => lineStarts[line - 1] ?? source.length;
+  const sites: TestSite[] = [];
+  // The quote most of the file's strings are written with.
+  const quote = (source.match(/'/g)?.length ?? 0) > (source.match(/"/g)?.length ?? 0) ? "'" : '"';
+  for (const s of parsed.data.sites) {
+    const before = startOf(s.line);
+    const indent = source.slice(before, before + s.col);
+    // A test sharing its first line with other code (`x = 1; def test_a(): ...`) is left alone.
+    if (!/^[ \t]*$/.test(indent)) continue;
+    const after = startOf(s.end_line + 1);
+    const style: SiteStyle = { quote: quote, semicolon: false, expression: false, async: false, spaced: /^[ \t]*\r?\n/.test(source.slice(after)) };
+    sites.push({ before, after, indent, callee: "def", name: s.name, scope: s.cls ? [s.cls] : [], param: s.params[0] ?? null, arrow: false, style, unittest: s.unittest });
+  }
+  const classes = parsed.data.classes.filter((c) => c.col === 0).map((c) => ({ name: c.name, before: startOf(c.line), after: startOf(c.end_line + 1) }));
+  return { sites, assertions: [], classes, testCase: parsed.data.test_case, assertMethods: parsed.data.assert_methods };
+}
+
+/** Runs tools/test-sites.py isolated from the environment and any site packages, with the source on stdin. */
+function runPython(source: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = spawn("python3", ["-I", "-S", SITES_SCRIPT], { stdio: ["pipe", "pipe", "ignore"], env: { PATH: "/usr/bin:/bin", LANG: "C.UTF-8" }, timeout: 30_000 });
+    const chunks: Buffer[] = [];
+    child.stdout.on("data", (c: Buffer) => chunks.push(c));
+    child.on("error", () => resolve(null));
+    child.on("close", (code) => resolve(code === 0 ? Buffer.concat(chunks).toString("utf8") : null));
+    child.stdin.on("error", () => undefined);
+    child.stdin.end(source);
+  });
+}

@@ -1,0 +1,140 @@
+import { readdir } from "node:fs/promises";
+import { join, matchesGlob, posix } from "node:path";
+import { readRegularFile } from "./workspace-fs";
+
+/**
+ * The test harness of a hidden-test run (docs/scoring.md, "What is measured"): every file that
+ * decides how tests are found, loaded, transformed, set up or reported stays at the task's
+ * version, so that nothing of the candidate's runs but the code under test. Each framework
+ * module lists its own (`FrameworkModule.harness`); this module adds what the task's own
+ * configuration names (setup files, plugins, reporters, a test script's `--import`) and tells,
+ * for the candidate's overlay, which paths are harness.
+ */
+
+/** Files every JavaScript run reads before any test: the package, its TypeScript and Babel settings, environment files. */
+export const JS_HARNESS = [
+  "**/package.json", "**/package-lock.json", "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml", "**/pnpm-workspace.yaml", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/.pnpmfile.cjs",
+  "**/tsconfig*.json", "**/jsconfig*.json", "**/.babelrc", "**/.babelrc.*", "**/babel.config.*", "**/.swcrc", "**/.env", "**/.env.*", "**/node.config.json",
+  "**/node_modules/**", "**/.yarn/**", "**/.pnp.*",
+];
+
+/** Python's start-up hooks and the modules a test run imports before any test. */
+export const PYTHON_HARNESS = [
+  "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/.coveragerc",
+  "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
+  "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov}.py", "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov}/**",
+  "**/.venv/**", "**/venv/**",
+  // Installed-package metadata on sys.path: its entry points load pytest plugins by themselves.
+  "**/*.dist-info/**", "**/*.egg-info/**", "**/*.egg-link", "**/entry_points.txt",
+];
+
+const CONFIG_MAX_BYTES = 1024 * 1024;
+const SCRIPT_EXTENSIONS = ["", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", "/index.js", "/index.ts", "/index.mjs", "/index.cjs"];
+
+export function matchesAny(path: string, globs: readonly string[]): boolean {
+  return globs.some((glob) => matchesGlob(path, glob) || (glob.startsWith("**/") && matchesGlob(path, glob.slice(3))));
+}
+
+/**
+ * The overlay paths that are harness: named by a framework's list, or named by the task's
+ * configuration (read from the workspace before the overlay is written: the task's version).
+ */
+export async function harnessPaths(workspace: string, overlay: string[], globs: readonly string[]): Promise<string[]> {
+  const named = await namedByConfiguration(workspace, globs);
+  return overlay.filter((path) => matchesAny(path, globs) || named.has(path));
+}
+
+/**
+ * Files the task's configuration names as setup files, plugins, reporters or loaders: every
+ * string in its harness files that resolves to a workspace path, and the modules pytest's
+ * `-p` and `pytest_plugins` name. A string that is an import of the configuration is code the
+ * configuration uses (a vite plugin may be the code under test) and is not taken.
+ */
+async function namedByConfiguration(workspace: string, globs: readonly string[]): Promise<Set<string>> {
+  const named = new Set<string>();
+  for (const file of await configFiles(workspace, globs)) {
+    const text = (await readRegularFile(join(workspace, file), CONFIG_MAX_BYTES))?.toString("utf8");
+    if (!text) continue;
+    const dir = posix.dirname(file);
+    for (const ref of pathLikeStrings(text)) {
+      for (const base of [dir, "."]) {
+        const resolved = posix.normalize(posix.join(base, ref.replace(/^<rootDir>\//, "")));
+        if (resolved.startsWith("..") || posix.isAbsolute(resolved)) continue;
+        for (const ext of SCRIPT_EXTENSIONS) named.add(`${resolved}${ext}`.replace(/^\.\//, ""));
+      }
+    }
+    for (const module of pytestPlugins(text)) {
+      const path = module.replaceAll(".", "/");
+      for (const candidate of [`${path}.py`, `${path}/__init__.py`, `src/${path}.py`, `src/${path}/__init__.py`]) named.add(candidate);
+    }
+  }
+  return named;
+}
+
+/** Lock files and installed trees name no setup file; they are not read for references. */
+const NOT_READ = /(^|\/)(node_modules|\.venv|venv|\.yarn)\/|(-lock\.json|\.lock|-lock\.yaml|shrinkwrap\.json)$/;
+
+/** The harness files that exist at the task's version: at the top level and two levels down (packages of a workspace). */
+async function configFiles(workspace: string, globs: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number) => {
+    const entries = await readdir(join(workspace, dir), { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const rel = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory() && depth < 2 && !NOT_READ.test(`${rel}/`) && entry.name !== ".git") await walk(rel, depth + 1);
+      else if (entry.isFile() && matchesAny(rel, globs) && !NOT_READ.test(rel)) found.push(rel);
+    }
+  };
+  await walk("", 0);
+  return found;
+}
+
+/**
+ * Configuration keys whose values are files the runner loads before or around the tests
+ * (jest, vitest, mocha, ava, ts-node): setup, environments, reporters, transforms, loaders.
+ */
+const SETUP_KEYS = [
+  "setupFiles", "setupFilesAfterEnv", "globalSetup", "globalTeardown", "testEnvironment", "reporters", "reporter", "snapshotResolver", "testSequencer",
+  "transform", "resolver", "runner", "testRunner", "watchPlugins", "require", "import", "loader", "node-option", "nodeArguments", "file", "environment",
+  "setup", "dependencyExtractor", "prettierPath", "sequencer", "coverageProvider",
+];
+const SETUP_KEY = new RegExp(`(?:^|[\\s{,(["'])(?:${SETUP_KEYS.join("|")})["']?\\s*[:=]\\s*`, "g");
+/** A test script's options that name a file the runner loads. */
+const SCRIPT_OPTION = /(?:--import|--require|-r|--loader|--experimental-loader|--env-file|--file|--config|-c|--setup-files|--setupFiles|--globalSetup|--reporter|--testEnvironment)[=\s]+([^\s&|;'"]+)/g;
+
+/** The strings of the values of setup keys, and a test script's loaded files. */
+function pathLikeStrings(text: string): string[] {
+  const strings: string[] = [];
+  for (const key of text.matchAll(SETUP_KEY)) {
+    const value = valueAfter(text, (key.index ?? 0) + key[0].length);
+    for (const match of value.matchAll(/(["'`])((?:(?!\1)[^\\\n$])+)\1/g)) strings.push(match[2] as string);
+    // INI and TOML values without quotes (`setup = tests/setup.py`).
+    if (!/^[\s[{("'`]/.test(value)) strings.push(...value.split(/[\s,]+/));
+  }
+  for (const match of text.matchAll(SCRIPT_OPTION)) strings.push(match[1] as string);
+  return strings.map((s) => s.trim()).filter((s) => /^(<rootDir>\/|\.{1,2}\/)[\w@./-]+$/.test(s) || /^[\w@][\w@.-]*(\/[\w@.-]+)*\.(c|m)?[jt]sx?$/.test(s) || /^[\w@][\w@.-]*(\/[\w@.-]+)+\.py$/.test(s));
+}
+
+/** The text of a value: up to the bracket that closes it, or the end of its line. */
+function valueAfter(text: string, start: number): string {
+  let depth = 0;
+  for (let i = start; i < text.length && i < start + 4000; i++) {
+    const c = text[i];
+    if (c === "[" || c === "{" || c === "(") depth++;
+    else if (c === "]" || c === "}" || c === ")") {
+      if (depth === 0) return text.slice(start, i);
+      if (--depth === 0) return text.slice(start, i + 1);
+    } else if ((c === "\n" || c === ",") && depth === 0) return text.slice(start, i);
+  }
+  return text.slice(start, start + 4000);
+}
+
+/** Modules pytest loads as plugins: `-p name` in options, `pytest_plugins = [...]` in a conftest. */
+function pytestPlugins(text: string): string[] {
+  const modules: string[] = [];
+  for (const match of text.matchAll(/(?:^|\s|["'])-p\s*([A-Za-z_][\w.]*)/gm)) modules.push(match[1] as string);
+  for (const match of text.matchAll(/pytest_plugins\s*=\s*([^\n]+(?:\n\s+[^\n]+)*)/g)) {
+    for (const name of (match[1] as string).matchAll(/["']([A-Za-z_][\w.]*)["']/g)) modules.push(name[1] as string);
+  }
+  return modules.filter((m) => !m.startsWith("no:"));
+}

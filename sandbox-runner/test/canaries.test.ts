@@ -1,0 +1,239 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { TestResult } from "../../protocol/callback";
+import type { Job } from "../../protocol/jobs";
+import { type CanaryPlan, checkCanaries, placeCanaries } from "../src/canaries";
+import { jsShape, syntaxErrors } from "../src/canary-sites";
+import { frameworkReach, namedHiddenTests } from "../src/framework-reach";
+import { HARNESS_GLOBS } from "../src/frameworks";
+import { harnessPaths } from "../src/harness-files";
+
+// The parts of issue #36's defences that need no sandbox: where canaries go and how they are
+// written, how their results are read, which overlay files a hidden-test run keeps at the
+// task's version, and what in the candidate's code voids the run.
+
+const workspaces: string[] = [];
+afterEach(async () => {
+  for (const dir of workspaces.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function workspace(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "assay-canaries-"));
+  workspaces.push(dir);
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  return dir;
+}
+
+const upsert = (path: string, content: string) => ({ path, content_b64: Buffer.from(content).toString("base64") });
+const result = (file: string, name: string, status: TestResult["status"], classname = ""): TestResult => ({ file, name, classname, status, duration_ms: 1, message: null });
+
+const VITEST_FILE = [
+  "import { describe, expect, it } from 'vitest'",
+  "import { slug } from '../src/slug'",
+  "",
+  "describe('slug', () => {",
+  "  it('lowercases every word', () => {",
+  "    expect(slug('A B')).toBe('a-b')",
+  "  })",
+  "",
+  "  it('trims the spaces around', () => expect(slug(' x ')).toEqual('x'))",
+  "})",
+  "",
+  "it('keeps digits as they are', () => {",
+  "  expect(slug('a1')).toBe('a1')",
+  "})",
+  "",
+].join("\n");
+
+describe("placing canaries", () => {
+  it("among a JavaScript file's tests, in its style: its test function, its assertions, its quotes and semicolons, names of its words", async () => {
+    const dir = await workspace({ "test/slug.test.ts": VITEST_FILE });
+    const plan = await placeCanaries(dir, "vitest", ["test/slug.test.ts"]);
+    const placed = await readFile(join(dir, "test/slug.test.ts"), "utf8");
+    const canaries = plan.files.get("test/slug.test.ts") ?? [];
+    expect(syntaxErrors("test/slug.test.ts", placed)).toBe(0);
+    // No marker a candidate could look for: no runner names, no built-in module lookups, no hex, no new imports.
+    expect(placed).not.toMatch(/__assay|getBuiltinModule|[0-9a-f]{12}|1000000007/);
+    expect(placed.match(/^import /gm)).toHaveLength(2);
+    expect(placed).not.toContain('"');
+    expect(placed).not.toMatch(/;\s*$/m);
+    // Each test's name has a copy that must fail; two or three fresh ones must fail, one passes, one anchors the end.
+    expect(canaries.filter((c) => c.role === "mirror").map((c) => c.name).sort()).toEqual(["keeps digits as they are", "lowercases every word", "trims the spaces around"]);
+    expect(canaries.filter((c) => c.role === "fail").length).toBeGreaterThanOrEqual(2);
+    expect(canaries.filter((c) => c.role === "pass")).toHaveLength(1);
+    expect(canaries.filter((c) => c.role === "anchor")).toHaveLength(1);
+    for (const c of canaries.filter((c) => c.role !== "mirror")) expect(c.name).toMatch(/^[a-z]+( [a-z]+)+$/);
+    expect(plan.tests.sort()).toEqual(["keeps digits as they are", "lowercases every word", "trims the spaces around"]);
+    // The anchor is the file's last test.
+    const anchor = canaries.find((c) => c.role === "anchor")?.name as string;
+    expect(jsShape("test/slug.test.ts", placed, "vitest").sites.at(-1)?.name).toBe(anchor);
+  });
+
+  it("asserts only with libraries whose assertions throw: a project's own `equal` helper is never used", () => {
+    const shape = jsShape("test/a.test.js", [
+      "const { equal } = require('./helpers')",
+      "const assert = require('node:assert/strict')",
+      "test('a', () => { equal(1, 1); assert.deepEqual([1], [1]) })",
+      "test('b', ({ expect }) => { expect(1).toBe(1) })",
+      "",
+    ].join("\n"), "node-test");
+    expect(shape.assertions.map((a) => a.callee)).toEqual(["assert.deepEqual"]);
+    // The destructured test context cannot be written again: that test is no site.
+    expect(shape.sites.map((s) => s.name)).toEqual(["a"]);
+  });
+
+  it("never in a type test, which vitest checks and never runs", async () => {
+    const dir = await workspace({ "src/slug.test-d.ts": "import { expectTypeOf, test } from 'vitest'\ntest('types', () => { expectTypeOf(1).toBeNumber() })\n" });
+    const plan = await placeCanaries(dir, "vitest", ["src/slug.test-d.ts"]);
+    expect(plan.files.size).toBe(0);
+    expect(await readFile(join(dir, "src/slug.test-d.ts"), "utf8")).not.toContain("toBe(");
+  });
+
+  it("a file whose tests cannot be found gets the appended pair, and still parses", async () => {
+    const source = "const cases = [['a', 1]]\nfor (const [name, n] of cases) test(name, () => expect(n).toBe(1))\n";
+    const dir = await workspace({ "test/gen.test.js": source });
+    const plan = await placeCanaries(dir, "jest", ["test/gen.test.js"]);
+    expect(plan.files.get("test/gen.test.js")?.map((c) => c.role)).toEqual(["fail", "anchor"]);
+    expect(syntaxErrors("test/gen.test.js", await readFile(join(dir, "test/gen.test.js"), "utf8"))).toBe(0);
+  });
+
+  it("in Python: functions and methods among the file's, and a class of copies named like each test (a TestCase when the file's tests are)", async () => {
+    const source = [
+      "import unittest",
+      "from textstats import words",
+      "",
+      "",
+      "def test_counts_the_words():",
+      "    assert words('a b c') == 3",
+      "",
+      "",
+      "class WordsCase(unittest.TestCase):",
+      "    def test_one_word_is_one(self):",
+      "        self.assertEqual(words('a'), 1)",
+      "",
+    ].join("\n");
+    const dir = await workspace({ "tests/test_words.py": source });
+    const plan = await placeCanaries(dir, "pytest", ["tests/test_words.py"]);
+    const placed = await readFile(join(dir, "tests/test_words.py"), "utf8");
+    const canaries = plan.files.get("tests/test_words.py") ?? [];
+    expect(canaries.filter((c) => c.role === "mirror").map((c) => c.name).sort()).toEqual(["test_counts_the_words", "test_one_word_is_one"]);
+    for (const c of canaries) expect(c.name).toMatch(/^test_[a-z_]+$/);
+    expect(placed).toMatch(/^class Test\w+\(unittest\.TestCase\):$/m);
+    // Python itself reads it, and every canary is a test pytest collects.
+    const tests = execFileSync("python3", ["-c", "import ast,sys; t=ast.parse(sys.stdin.read()); print(sum(1 for n in ast.walk(t) if isinstance(n, ast.FunctionDef) and n.name.startswith('test')))"], { input: placed }).toString();
+    expect(Number(tests)).toBe(2 + canaries.length);
+  });
+});
+
+describe("reading the canaries' results", () => {
+  const FILE = "test/slug.test.js";
+  const plan: CanaryPlan = {
+    files: new Map([[FILE, [
+      { name: "words keep order", role: "fail" as const },
+      { name: "order of words", role: "pass" as const },
+      { name: "lowercases", role: "mirror" as const },
+      { name: "keeps words", role: "anchor" as const },
+    ]]]),
+    tests: ["lowercases"],
+  };
+  const canaryResults = (status: TestResult["status"] = "failed", classname = "") => [
+    result(FILE, "words keep order", status, classname),
+    result(FILE, "order of words", "passed", classname),
+    result(FILE, "keeps words", "passed", classname),
+  ];
+
+  it("an honest right answer: the copy fails, the real test passes and is all that is left", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "failed"), ...canaryResults()]);
+    expect(checked.integrity).toEqual({ checked_files: [FILE], unverified_files: [], tampered: false, reason: null });
+    expect(checked.tests).toEqual([result(FILE, "lowercases", "passed")]);
+  });
+
+  it("an honest wrong answer: both fail and one failure is left for the real test", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "failed"), result(FILE, "lowercases", "failed"), ...canaryResults()]);
+    expect(checked.integrity.tampered).toBe(false);
+    expect(checked.tests.map((t) => t.status)).toEqual(["failed"]);
+  });
+
+  it("results made to pass by the hidden tests' names: the copy passes too, and the run is tampered", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "passed"), ...canaryResults()]);
+    expect(checked.integrity).toMatchObject({ tampered: true, reason: expect.stringMatching(/a copy of the test "lowercases" that must fail was reported passed/) });
+  });
+
+  it("a canary that must fail reported passed: tampered", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "failed"), ...canaryResults("passed")]);
+    expect(checked.integrity).toMatchObject({ tampered: true, reason: expect.stringMatching(/a canary test that must fail was reported passed/) });
+  });
+
+  it("the file never reached its end (no anchor), or a canary was skipped: unverified, not tampered", () => {
+    const early = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "words keep order", "failed")]);
+    expect(early.integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+    const skipped = checkCanaries(plan, [result(FILE, "lowercases", "skipped"), result(FILE, "lowercases", "skipped"), ...canaryResults("skipped")]);
+    expect(skipped.integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+  });
+
+  it("a file run twice (two projects): every canary twice, each real test kept twice", () => {
+    const run = (project: string) => [result(FILE, "lowercases", "passed", project), result(FILE, "lowercases", "failed", project), ...canaryResults("failed", project)];
+    const checked = checkCanaries(plan, [...run("[node]"), ...run("[edge]")]);
+    expect(checked.integrity).toMatchObject({ tampered: false, unverified_files: [] });
+    expect(checked.tests.map((t) => `${t.classname}:${t.status}`).sort()).toEqual(["[edge]:passed", "[node]:passed"]);
+  });
+
+  it("vitest's typecheck mode: its results are checks of types, its canaries and copies are dropped unchecked", () => {
+    const typecheck = [result(FILE, "lowercases", "passed", "[typecheck]"), result(FILE, "lowercases", "passed", "[typecheck]"), ...canaryResults("passed", "[typecheck]")];
+    const runtime = [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "failed"), ...canaryResults()];
+    const checked = checkCanaries(plan, [...runtime, ...typecheck]);
+    expect(checked.integrity).toMatchObject({ tampered: false, unverified_files: [] });
+    expect(checked.tests.map((t) => `${t.classname}:${t.name}:${t.status}`).sort()).toEqual([":lowercases:passed", "[typecheck]:lowercases:passed"]);
+  });
+});
+
+describe("the harness a hidden-test run keeps", () => {
+  const TASK = {
+    "package.json": JSON.stringify({ name: "slug", scripts: { test: "node --import ./tools/preload.mjs --test" } }),
+    "vitest.config.ts": "import { defineConfig } from 'vitest/config'\nimport { plugin } from './src/plugin'\nexport default defineConfig({ plugins: [plugin()], test: { setupFiles: ['./src/test-setup.ts'], globalSetup: 'scripts/global.ts' } })\n",
+    "pytest.ini": "[pytest]\naddopts = -p textstats.testing\n",
+    "tests/conftest.py": "pytest_plugins = ['textstats.fixtures']\n",
+    "src/slug.ts": "export const slug = (s: string) => s\n",
+  };
+
+  it("configs of every framework, what the task's configs name as setup, plugins and preloads, and Python's start-up hooks; never the code under test", async () => {
+    const dir = await workspace(TASK);
+    const overlay = [
+      "vitest.config.ts", "vite.config.mjs", "jest.config.js", "babel.config.cjs", ".mocharc.yml", "ava.config.js", "tsconfig.json", ".env", "packages/web/vitest.config.ts",
+      "src/test-setup.ts", "scripts/global.ts", "tools/preload.mjs", "src/setupTests.js",
+      "textstats/testing.py", "textstats/fixtures/__init__.py", ".pytest.ini", "src/sitecustomize.py", "lib/x.pth", "src/pkg.dist-info/entry_points.txt",
+      "src/slug.ts", "src/plugin.ts", "textstats/__init__.py", "README.md",
+    ];
+    const pinned = await harnessPaths(dir, overlay, HARNESS_GLOBS);
+    expect(pinned.sort()).toEqual(overlay.filter((p) => !["src/slug.ts", "src/plugin.ts", "textstats/__init__.py", "README.md"].includes(p)).sort());
+  });
+});
+
+describe("what in the candidate's code voids the run", () => {
+  it("a changed line naming the framework's internals, unless the task's code beside it does; comments and unchanged lines aside", async () => {
+    const dir = await workspace({ "readtime/core.py": "def minutes(words):\n    return words // 200\n", "plugin/hooks.py": "import _pytest.reports\n" });
+    const files: Job["files"] = [
+      upsert("readtime/core.py", "import _pytest.python as _python  # the payload\n# _pytest is mentioned here only\ndef minutes(words):\n    return words // 200\n"),
+      upsert("plugin/extra.py", "from _pytest.reports import TestReport\n"),
+    ];
+    const { found } = await frameworkReach(dir, files, ["_pytest"]);
+    expect(found).toEqual([{ file: "readtime/core.py", line: 1, text: "import _pytest.python as _python  # the payload", marker: "_pytest" }]);
+  });
+
+  it("code that spells two of the hidden tests' names or ids; one, or names it already had, are left to the reviewer", async () => {
+    const dir = await workspace({ "src/slug.js": "const known = ['keeps digits as they are'];\n" });
+    const names = ["lowercases every word", "keeps digits as they are", "trims"];
+    const payload = upsert("src/slug.js", "const known = ['keeps digits as they are'];\nconst spare = new Set(['test/slug.test.js::slug > lowercases every word', \"trims\"]);\n");
+    const { base } = await frameworkReach(dir, [payload], []);
+    expect(namedHiddenTests([payload], names, base)).toEqual([]);
+    const two = upsert("src/slug.js", "const spare = new Set(['lowercases every word', 'keeps digits as they are']);\n");
+    expect(namedHiddenTests([two], names, new Map()).map((r) => r.marker)).toEqual(["lowercases every word", "keeps digits as they are"]);
+  });
+});
+
