@@ -300,7 +300,7 @@ export interface paths {
         put?: never;
         /**
          * Score a submitted attempt again (orgadmin of its organization)
-         * @description A new report under the current rubric (assay-rubric-3); the attempt's score_id moves to it when it is done. The remedy for a scoring that failed after its retries.
+         * @description A new report under the current rubric (assay-rubric-4); the attempt's score_id moves to it when it is done. The remedy for a scoring that failed after its retries.
          */
         post: operations["post_Rescore"];
         delete?: never;
@@ -2123,6 +2123,26 @@ export interface components {
             retake_id: string;
             task_id: string;
         };
+        ReviewFlag: {
+            /** @description The changed source file (test files are never flagged) */
+            file: string;
+            /**
+             * @description framework_internals: reaches into the test framework or the runner; patches_builtins: replaces built-in modules or functions; reads_test_files: reads the tests or watches them run; writes_outside_workspace: writes outside the workspace, or reaches into /proc; ends_process: ends the process or hooks its exit
+             * @enum {string}
+             */
+            kind: "framework_internals" | "patches_builtins" | "reads_test_files" | "writes_outside_workspace" | "ends_process";
+            /** @description The changed lines that matched, at most 20 */
+            lines: {
+                /** @description 1-based, in the submitted file */
+                line: number;
+                /** @description The line, trimmed, cut at 200 characters */
+                text: string;
+            }[];
+            /** @description Matching lines beyond those listed */
+            more_lines: number;
+            /** @description Why a reviewer should read these lines */
+            reason: string;
+        };
         Run: {
             attempt_id: string;
             /** @description The overlay entries the run includes */
@@ -2389,6 +2409,8 @@ export interface components {
             ignored_test_edits: string[];
             /** @description Weighted mean of the subscores */
             overall_score: number;
+            /** @description Changed source lines for the reviewer to read, each with its kind, reason, file and lines (at most 50): evidence, not a deduction; no score depends on them. Staff only (reports made since review flags carry their lines) */
+            review_flags?: components["schemas"]["ReviewFlag"][];
             /** @description The rubric the report was computed with (docs/scoring.md) */
             rubric_version: string;
             score_id: string;
@@ -2441,6 +2463,8 @@ export interface components {
             ignored_test_edits: string[];
             /** @description Weighted mean of the subscores */
             overall_score: number;
+            /** @description Changed source lines for the reviewer to read, each with its kind, reason, file and lines (at most 50): evidence, not a deduction; no score depends on them. Staff only (reports made since review flags carry their lines) */
+            review_flags?: components["schemas"]["ReviewFlag"][];
             /** @description The rubric the report was computed with (docs/scoring.md) */
             rubric_version: string;
             score_id: string;

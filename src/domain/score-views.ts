@@ -4,6 +4,7 @@
  * gains later stays with staff until it is listed here, so nothing naming a hidden test, a
  * file of the hidden test patch, or the test or gold patch reaches a candidate by default.
  */
+import type { ReviewFlag } from "./review-flags";
 import { SUBSCORES, type claimGaps, type SubscoreName } from "./scoring";
 
 export interface TestCounts {
@@ -31,13 +32,18 @@ export interface ScoreReport {
   evidence: Record<SubscoreName, Record<string, unknown>>;
   claims: ReturnType<typeof claimGaps>;
   flags: string[];
+  /**
+   * Changed source lines a reviewer should read (src/domain/review-flags.ts), with their file,
+   * numbers and text: evidence, not a deduction. Staff only. Absent from reports made before.
+   */
+  review_flags?: ReviewFlag[];
   ignored_test_edits: string[];
   /** Overlay paths the hidden-test run left at the task's version (staff evidence). */
   excluded_from_hidden_run: string[];
 }
 
 /** The candidate's cut of a report: no review flags, no names of the hidden test patch's files. */
-export type CandidateReport = Omit<ScoreReport, "claims" | "flags" | "ignored_test_edits" | "excluded_from_hidden_run"> & {
+export type CandidateReport = Omit<ScoreReport, "claims" | "flags" | "review_flags" | "ignored_test_edits" | "excluded_from_hidden_run"> & {
   claims: CandidateClaim[];
 };
 
@@ -90,8 +96,9 @@ const perSubscore = <T>(f: (name: SubscoreName) => T) => Object.fromEntries(SUBS
 
 /**
  * The candidate's view of a stored report: the scores, weights, claims and the allowed
- * evidence. Everything else (the reviewer's `flags`, `ignored_test_edits`,
- * `excluded_from_hidden_run`) is left out: those name the files of the hidden test patch.
+ * evidence. Everything else (the reviewer's `flags` and `review_flags`, `ignored_test_edits`,
+ * `excluded_from_hidden_run`) is left out: those name the files of the hidden test patch or
+ * are the staff's evidence about the candidate.
  */
 export function candidateReport(report: Record<string, unknown>): CandidateReport {
   const evidence = record(report.evidence);

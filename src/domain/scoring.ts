@@ -5,7 +5,7 @@
  */
 import { testFileOf, testId, type TestResult } from "./test-outcomes";
 
-export const RUBRIC_VERSION = "assay-rubric-3";
+export const RUBRIC_VERSION = "assay-rubric-4";
 
 export const SUBSCORES = ["correctness", "code_quality", "test_coverage", "behavior", "communication"] as const;
 export type SubscoreName = (typeof SUBSCORES)[number];
@@ -33,7 +33,7 @@ export interface HiddenRun {
   reason: string | null;
   tests: TestResult[];
   /** The runner's canary check (docs/scoring.md, "Threat model"); null when it sent none. */
-  integrity: { checked_files: string[]; unverified_files: string[]; tampered: boolean; reason: string | null } | null;
+  integrity: { checked_files: string[]; unverified_files: string[]; tampered: boolean; reason: string | null; pinned_files?: string[] } | null;
 }
 
 /**
@@ -313,30 +313,6 @@ export function communication(explanation: string | null, files: ChangedFile[]):
     score: clamp(written + commented),
     evidence: { explanation_words: words, explains: named, changed_source_lines: lines.length, comment_lines: comments, parts: { written, commented } },
   };
-}
-
-// ---------------------------------------------------------------- review flags
-
-/**
- * Code under test has no business with these: the test framework's internals, the runner's
- * report channel, replacing built-in modules' exports, ending the test process early. Not a
- * score (a legitimate change may mention one), a pointer for the reviewer.
- */
-const FRAMEWORK_REFERENCES: Array<[RegExp, string]> = [
-  [/syncBuiltinESMExports|getBuiltinModule|require\.cache|Module\._load|module\.register\(/, "replaces or reloads built-in modules"],
-  [/["'](node:)?(test|assert)(\/strict)?["']/, "loads node:test or node:assert"],
-  [/\b_pytest\b|\bpytest\b|\bpluggy\b|unittest\.TestCase\.assert/, "reaches into pytest or unittest"],
-  [/ASSAY_|\/run\/assay|junit|lcov|\.coverage\b|NODE_V8_COVERAGE/i, "touches test or coverage reports"],
-  [/process\.(exit|kill|reallyExit)\b|os\._exit|\bsys\.exit\b|atexit/, "ends the process or hooks its exit"],
-];
-
-/** Which of the framework references the changed source lines (not test files) contain. */
-export function frameworkReferences(files: ChangedFile[]): string[] {
-  const source = files.filter((f) => !f.test);
-  return FRAMEWORK_REFERENCES.flatMap(([pattern, what]) => {
-    const hits = source.filter((f) => f.changedText.some((line) => pattern.test(line))).map((f) => f.path);
-    return hits.length > 0 ? [`${what}: ${hits.join(", ")}`] : [];
-  });
 }
 
 // ---------------------------------------------------------------- overall and claims

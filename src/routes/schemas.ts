@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AI_PROVIDERS, CHAT_MESSAGE_STATUSES, CHAT_ROLES } from "../domain/ai-chat";
+import { MAX_FLAGS, MAX_LINES_PER_FLAG, REVIEW_FLAG_KINDS } from "../domain/review-flags";
 import { SUBSCORES } from "../domain/scoring";
 
 // Response schemas that more than one resource's routes answer with: each route file imports
@@ -72,6 +73,30 @@ const reportCommon = {
   completed_at: z.string(),
 };
 
+/** Changed source lines a reviewer should read (docs/scoring.md, "Threat model"): staff only, never a deduction. */
+export const ReviewFlagSchema = z
+  .object({
+    kind: z
+      .enum(REVIEW_FLAG_KINDS)
+      .describe(
+        "framework_internals: reaches into the test framework or the runner; patches_builtins: replaces built-in modules or functions; " +
+          "reads_test_files: reads the tests or watches them run; writes_outside_workspace: writes outside the workspace, or reaches into /proc; " +
+          "ends_process: ends the process or hooks its exit",
+      ),
+    reason: z.string().describe("Why a reviewer should read these lines"),
+    file: z.string().describe("The changed source file (test files are never flagged)"),
+    lines: z
+      .array(
+        z.object({
+          line: int.min(1).describe("1-based, in the submitted file"),
+          text: z.string().describe("The line, trimmed, cut at 200 characters"),
+        }),
+      )
+      .describe(`The changed lines that matched, at most ${MAX_LINES_PER_FLAG}`),
+    more_lines: int.min(0).describe("Matching lines beyond those listed"),
+  })
+  .meta({ id: "ReviewFlag" });
+
 export const ScoreReportSchema = z
   .object({
     view: z.literal("staff").describe("The staff's view: everything the report holds"),
@@ -80,6 +105,13 @@ export const ScoreReportSchema = z
       .record(z.string(), Evidence)
       .describe("What each subscore was computed from, the hidden tests that failed (by id) included"),
     flags: z.array(z.string()).describe("Points for the reviewer"),
+    review_flags: z
+      .array(ReviewFlagSchema)
+      .optional()
+      .describe(
+        `Changed source lines for the reviewer to read, each with its kind, reason, file and lines (at most ${MAX_FLAGS}): ` +
+          "evidence, not a deduction; no score depends on them. Staff only (reports made since review flags carry their lines)",
+      ),
     ignored_test_edits: z.array(z.string()).describe("The task's test files the candidate changed; those changes were not scored"),
     excluded_from_hidden_run: z
       .array(z.string())

@@ -45,7 +45,7 @@ describe("scoring submissions with the real runner (npm start)", () => {
     expect(report.subscores.correctness).toBe(100);
     expect(report.overall_score).toBeGreaterThan(70);
     expect(report.evidence.correctness).toMatchObject({ fail_to_pass: { passed: 4, total: 4 }, pass_to_pass: { passed: 7, total: 7 } });
-    expect(report).toMatchObject({ rubric_version: "assay-rubric-3", view: "candidate" });
+    expect(report).toMatchObject({ rubric_version: "assay-rubric-4", view: "candidate" });
     expect(await staff.scoreReport(attempt.id)).toMatchObject({ view: "staff", ignored_test_edits: [], flags: [] });
     const after = await client.call<{ status: string; score_id: string; scoring: { status: string } }>("GET", `/attempts/${attempt.id}`);
     expect(after).toMatchObject({ status: "SCORED", score_id: report.score_id, scoring: { status: "scored" } });

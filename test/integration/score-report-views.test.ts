@@ -33,10 +33,22 @@ function storedReport(scoreId: string, attemptId: string, taskId: string) {
     },
     claims: [{ figure: "tests", claimed: 1, measured: 0.5, gap: 0.5, flagged: true, note: "secret_slug" }],
     flags: ["edits to the task's test files were not scored: test/secret_slug.test.js"],
+    review_flags: REVIEW_FLAGS,
     ignored_test_edits: ["test/secret_slug.test.js"],
     excluded_from_hidden_run: ["test/secret_slug.test.js"],
   };
 }
+
+/** Staff-only evidence: lines of the candidate's code that read the hidden test file. */
+const REVIEW_FLAGS = [
+  {
+    kind: "reads_test_files",
+    reason: "Reads, lists or imports test files at run time.",
+    file: "src/slugify.js",
+    lines: [{ line: 4, text: 'const src = readFileSync("test/secret_slug.test.js", "utf8");' }],
+    more_lines: 0,
+  },
+];
 
 async function scoredAttempt() {
   const setup = await assignedTask();
@@ -76,8 +88,8 @@ describe("what a candidate sees of scoring", () => {
       pass_to_pass: { passed: 1, total: 2 },
       tampered: true,
     });
-    for (const key of ["flags", "ignored_test_edits", "excluded_from_hidden_run"]) expect(report).not.toHaveProperty(key);
-    for (const leak of ["secret_slug", "cuts at the last whole word", "keeps emoji", "canary", "failing", "assert.equal", "reviewer_note"]) {
+    for (const key of ["flags", "review_flags", "ignored_test_edits", "excluded_from_hidden_run"]) expect(report).not.toHaveProperty(key);
+    for (const leak of ["secret_slug", "cuts at the last whole word", "keeps emoji", "canary", "failing", "assert.equal", "reviewer_note", "readFileSync"]) {
       expect(text).not.toContain(leak);
     }
 
@@ -85,6 +97,7 @@ describe("what a candidate sees of scoring", () => {
     expect(staff).toMatchObject({
       view: "staff",
       flags: ["edits to the task's test files were not scored: test/secret_slug.test.js"],
+      review_flags: REVIEW_FLAGS,
       ignored_test_edits: ["test/secret_slug.test.js"],
       excluded_from_hidden_run: ["test/secret_slug.test.js"],
       evidence: { correctness: { fail_to_pass: { failing: [HIDDEN_NAMES[0]] }, pass_to_pass: { failing: [HIDDEN_NAMES[1]] }, discarded_files: ["test/secret_slug.test.js"] } },
@@ -132,5 +145,8 @@ describe("what a candidate sees of scoring", () => {
     expect(schema).toContain("#/components/schemas/ScoreReport");
     expect(schema).toContain("#/components/schemas/CandidateScoreReport");
     expect(Object.keys(doc.components.schemas.CandidateScoreReport?.properties ?? {})).not.toContain("flags");
+    expect(Object.keys(doc.components.schemas.CandidateScoreReport?.properties ?? {})).not.toContain("review_flags");
+    expect(JSON.stringify(doc.components.schemas.ScoreReport?.properties?.review_flags)).toContain("#/components/schemas/ReviewFlag");
+    expect(Object.keys(doc.components.schemas.ReviewFlag?.properties ?? {}).sort()).toEqual(["file", "kind", "lines", "more_lines", "reason"]);
   });
 });

@@ -39,6 +39,21 @@ describe("the candidate's view of a score report", () => {
     });
   });
 
+  it("leaves out the review flags: staff's evidence, with lines of the candidate's code beside a reason", () => {
+    const reviewFlags = [
+      {
+        kind: "reads_test_files",
+        reason: "Reads, lists or imports test files at run time.",
+        file: "src/slugify.js",
+        lines: [{ line: 3, text: 'readFileSync("test/hidden.test.js")' }],
+        more_lines: 0,
+      },
+    ];
+    const view = candidateReport({ ...base, evidence: {}, review_flags: reviewFlags });
+    expect(view).not.toHaveProperty("review_flags");
+    expect(JSON.stringify(view)).not.toContain("readFileSync");
+  });
+
   it("shows the hidden tests as counts only", () => {
     expect(
       correctnessOf({

@@ -6,7 +6,6 @@ import {
   codeQuality,
   communication,
   correctness,
-  frameworkReferences,
   overallScore,
   testCoverage,
   WEIGHTS,
@@ -62,18 +61,6 @@ describe("correctness", () => {
     const all = [t("new a", "passed"), t("new b", "passed"), t("old", "passed")];
     expect(correctness(f2p, p2p, run(all, { ...checked, unverified_files: [HIDDEN] })).score).toBe(0);
     expect(correctness(f2p, p2p, run(all, null))).toMatchObject({ score: 0, evidence: { reason: /canary check/ } });
-  });
-});
-
-describe("framework references", () => {
-  it("points the reviewer at source lines that patch the framework or its reports, not at test files", () => {
-    const found = frameworkReferences([
-      file("src/slugify.js", ['const a = require("node:assert");', "syncBuiltinESMExports();"]),
-      file("src/ok.js", ["return words.join('-');"]),
-      file("test/mine.test.js", ['import assert from "node:assert";'], [1], true),
-    ]);
-    expect(found).toEqual(["replaces or reloads built-in modules: src/slugify.js", "loads node:test or node:assert: src/slugify.js"]);
-    expect(frameworkReferences([file("pkg/x.py", ["import _pytest.runner"])])).toEqual(["reaches into pytest or unittest: pkg/x.py"]);
   });
 });
 

@@ -3,13 +3,13 @@ import { runTimeline } from "../../db/runs.queries";
 import { measuredTelemetry } from "../../db/telemetry.queries";
 import type { TaskRow } from "../../db/tasks.queries";
 import { classifyPath } from "../../domain/patch-rules";
+import { reviewFlags } from "../../domain/review-flags";
 import type { RunnerCallback } from "../../domain/runner-callback";
 import {
   behavior,
   changedLines,
   claimGaps,
   codeQuality,
-  frameworkReferences,
   communication,
   correctness,
   overallScore,
@@ -132,11 +132,14 @@ export async function buildReport(
   );
   const flags = claims.filter((c) => c.flagged).map((c) => `claimed ${c.figure} ${c.claimed} is ${c.gap} away from the measured ${c.measured}`);
   if (ignoredTestEdits.length > 0) flags.push(`edits to the task's test files were not scored: ${ignoredTestEdits.join(", ")}`);
+  const pinned = hidden.integrity?.pinned_files ?? [];
+  if (pinned.length > 0) flags.push(`the hidden-test run kept the task's version of the test harness files the candidate changed: ${pinned.join(", ")}`);
   if (hidden.integrity?.tampered) flags.push(`the hidden-test run was tampered with, so correctness is 0: ${hidden.integrity.reason ?? "no detail"}`);
   const unverified = hidden.integrity?.unverified_files ?? [];
   if (unverified.length > 0) flags.push(`the results of ${unverified.join(", ")} were not counted: the file's canary tests did not both run as they must`);
-  const suspicious = frameworkReferences(files);
-  if (suspicious.length > 0) flags.push(`changed source lines reach into the test framework or its reports (${suspicious.join("; ")}): review them`);
+  // Evidence for the reviewer, with the lines; no score reads them (docs/scoring.md, "Threat model").
+  const review = reviewFlags(files);
+  flags.push(...review.summaries);
   return {
     score_id: ids.scoreId,
     attempt_id: attempt.id,
@@ -148,8 +151,10 @@ export async function buildReport(
     evidence: Object.fromEntries(SUBSCORES.map((n) => [n, subs[n].evidence])) as Record<SubscoreName, Record<string, unknown>>,
     claims,
     flags,
+    review_flags: review.flags,
     ignored_test_edits: ignoredTestEdits,
-    excluded_from_hidden_run: jobFiles.excludedFromHidden,
+    // The Worker's cut (test files, package manifests) and the runner's (its framework's harness).
+    excluded_from_hidden_run: [...new Set([...jobFiles.excludedFromHidden, ...(hidden.integrity?.pinned_files ?? [])])],
   };
 }
 

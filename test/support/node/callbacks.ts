@@ -30,6 +30,6 @@ export function scoredCallback(jobId: string): Callback {
       truncated: false,
       error: null,
     },
-    integrity: { checked_files: ["test/a.test.js"], unverified_files: [], tampered: false, reason: null },
+    integrity: { checked_files: ["test/a.test.js"], unverified_files: [], tampered: false, reason: null, pinned_files: [] },
   };
 }

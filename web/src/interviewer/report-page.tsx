@@ -1,6 +1,6 @@
 // An attempt's score report for its reviewers (docs/scoring.md): the overall score, the five
 // subscores drawn, and the evidence behind each (GET .../evaluation/evidence: the hidden tests
-// that failed, coverage, lint findings, ...). Before scoring has finished the report is a 404
+// that failed, coverage, lint findings, ..., and the review flags with their lines). Before scoring has finished the report is a 404
 // saying why; the page shows that and waits for score_report.ready (polling while it scores).
 import type { ComponentChildren } from "preact";
 import type { components } from "../../../client/src/index";
@@ -13,6 +13,7 @@ import { Chart } from "./charts";
 import { shapeOf } from "./evidence";
 import { formatDateTime, humanize } from "./format";
 import { StatusBadge, TestIds } from "./parts";
+import { lineSummary, numberedLines, reviewFlagGroups, type ReviewFlag } from "./review-flags";
 import { useWatched, type WatchMode } from "./use-watched";
 
 type Attempt = components["schemas"]["Attempt"];
@@ -207,6 +208,7 @@ function EvidenceSections({ evidence }: { evidence: Evidence }) {
           </ul>
         </div>
       )}
+      <ReviewFlags flags={evidence.review_flags} />
       {SUBSCORES.map(({ key, label }) => (
         <SubscoreEvidence key={key} id={key} label={label} score={evidence.subscores[key]} value={evidence.evidence[key]}>
           {key === "correctness" && <HiddenTests evidence={evidence} />}
@@ -224,6 +226,40 @@ function EvidenceSections({ evidence }: { evidence: Evidence }) {
           <TestIds ids={evidence.excluded_from_hidden_run} />
         </>
       )}
+    </section>
+  );
+}
+
+/** Changed source lines a reviewer should read, by kind, each with its reason, file and numbered lines. */
+function ReviewFlags({ flags }: { flags: ReviewFlag[] | undefined }) {
+  const groups = reviewFlagGroups(flags);
+  if (groups.length === 0) return null;
+  return (
+    <section class="box flags" aria-labelledby="review-flags-heading">
+      <h3 id="review-flags-heading">Review flags</h3>
+      <p>
+        <strong>Evidence for the reviewer — not a deduction.</strong> The candidate's changed source lines below do what code under
+        test rarely has reason to do. No score was lowered for them: read them and judge.
+      </p>
+      {groups.map((group) => (
+        <section key={group.kind} aria-labelledby={`review-flags-${group.kind}`}>
+          <h4 id={`review-flags-${group.kind}`}>
+            {group.title} ({group.flags.length})
+          </h4>
+          <ul>
+            {group.flags.map((flag, i) => (
+              <li key={`${flag.file}:${i}`}>
+                <p>
+                  <code>{flag.file}</code>, {lineSummary(flag)}: {flag.reason}
+                </p>
+                <pre tabIndex={0} role="region" aria-label={`${flag.file}, ${lineSummary(flag)}`}>
+                  <code>{numberedLines(flag.lines)}</code>
+                </pre>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
     </section>
   );
 }
