@@ -96,8 +96,13 @@ export const jobSchema = z
         files: uniquePaths(MAX_TEST_FILES).nullable().default(null),
         /** Place canary tests in `files` and check them; scoring's hidden-test run. */
         canaries: z.boolean().default(false),
+        /**
+         * With `canaries`: the task's solution patch. Its changes to test-harness files are
+         * applied, so the harness is the one validation ran the solution with; nothing else of it is.
+         */
+        harness_patch: z.string().max(32 * 1024 * 1024).nullable().default(null),
       })
-      .default({ framework: "auto", command: null, coverage: false, files: null, canaries: false }),
+      .default({ framework: "auto", command: null, coverage: false, files: null, canaries: false, harness_patch: null }),
     /** A prepare job's install as the import states it; null: planned from the repository. */
     install: z.strictObject({ command: argv.nullable().default(null) }).default({ command: null }),
     /** Versions the import states; null: what the repository asks for (engines, .nvmrc), else the runner's default. */

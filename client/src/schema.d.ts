@@ -2284,6 +2284,8 @@ export interface components {
             } | null;
             integrity?: {
                 checked_files: string[];
+                /** @default [] */
+                pinned_files: string[];
                 reason: string | null;
                 tampered: boolean;
                 unverified_files: string[];

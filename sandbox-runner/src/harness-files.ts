@@ -1,5 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join, matchesGlob, posix } from "node:path";
+import { patchPaths } from "./patches";
 import { readRegularFile } from "./workspace-fs";
 
 /**
@@ -42,6 +43,46 @@ export function matchesAny(path: string, globs: readonly string[]): boolean {
 export async function harnessPaths(workspace: string, overlay: string[], globs: readonly string[]): Promise<string[]> {
   const named = await namedByConfiguration(workspace, globs);
   return overlay.filter((path) => matchesAny(path, globs) || named.has(path));
+}
+
+/**
+ * Brings the task's harness to the version validation ran the solution with: each file section
+ * of the solution patch that changes only harness files (a framework's list, then what the
+ * configuration so changed names, say a new setup file) is applied to the workspace before the
+ * overlay is written. `apply` applies one section and says whether it did; a section that does
+ * not apply is left out, as the run can still go on. Returns the paths it changed.
+ */
+export async function applySolutionHarness(
+  workspace: string, solutionPatch: string, globs: readonly string[], apply: (section: string, index: number) => Promise<boolean>,
+): Promise<string[]> {
+  const sections = fileSections(solutionPatch);
+  const changed: string[] = [];
+  const done = new Set<number>();
+  // Twice: a configuration the first pass changed may name files of the patch as harness.
+  for (let pass = 0; pass < 2; pass++) {
+    const named = await namedByConfiguration(workspace, globs);
+    for (const [i, section] of sections.entries()) {
+      if (done.has(i) || section.paths.length === 0 || !section.paths.every((p) => matchesAny(p, globs) || named.has(p))) continue;
+      done.add(i);
+      if (await apply(section.text, i)) changed.push(...section.paths);
+    }
+  }
+  return [...new Set(changed)];
+}
+
+/** A git diff's per-file sections (`diff --git` headers), each with the paths it names. */
+function fileSections(diff: string): Array<{ text: string; paths: string[] }> {
+  const starts = [...diff.matchAll(/^diff --git /gm)].map((m) => m.index ?? 0);
+  return starts.map((start, i) => {
+    const text = diff.slice(start, starts[i + 1] ?? diff.length);
+    let paths: string[];
+    try {
+      paths = patchPaths(text);
+    } catch {
+      paths = [];
+    }
+    return { text, paths };
+  });
 }
 
 /**

@@ -9,7 +9,7 @@ import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { type BaseLines, describeNamedTests, describeReach, frameworkReach, namedHiddenTests, type Reach, RUNNER_INTERNALS } from "./framework-reach";
 import { HARNESS_GLOBS, INTERNALS, planTests, type TestPlan } from "./frameworks";
-import { harnessPaths } from "./harness-files";
+import { applySolutionHarness, harnessPaths } from "./harness-files";
 import { chooseNode, explainInstallFailure, type InstallStep, planInstall, readRepoFacts, type NodeChoice } from "./install";
 import type { InstallCache } from "./install-cache";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
@@ -98,7 +98,17 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     // A hidden-test run keeps the task's harness: which overlay paths are harness is read from the task's version, before the overlay is written.
     const hiddenRun = job.kind === "test" && job.test.canaries;
-    const pinned = hiddenRun ? await harnessPaths(workspace, job.files.map((f) => f.path), HARNESS_GLOBS) : [];
+    const solutionHarness = hiddenRun && job.test.harness_patch
+      ? await applySolutionHarness(workspace, job.test.harness_patch, HARNESS_GLOBS, (section, i) =>
+          applyPatch(workspace, section, jobDir, 1000 + i, ctx.emptyGitDir).then(
+            () => true,
+            (err: unknown) => {
+              ctx.log("harness_patch_skipped", { job_id: job.job_id, error: reasonOf(err) });
+              return false;
+            },
+          ))
+      : [];
+    const pinned = hiddenRun ? [...new Set([...(await harnessPaths(workspace, job.files.map((f) => f.path), HARNESS_GLOBS)), ...job.files.map((f) => f.path).filter((p) => solutionHarness.includes(p))])] : [];
     const reach = hiddenRun ? await frameworkReach(workspace, job.files.filter((f) => !pinned.includes(f.path)), [...INTERNALS, ...RUNNER_INTERNALS]) : { found: [], base: new Map() };
     for (const file of job.files) {
       if (pinned.includes(file.path)) continue;

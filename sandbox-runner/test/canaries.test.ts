@@ -9,7 +9,8 @@ import { type CanaryPlan, checkCanaries, placeCanaries } from "../src/canaries";
 import { jsShape, syntaxErrors } from "../src/canary-sites";
 import { frameworkReach, namedHiddenTests } from "../src/framework-reach";
 import { HARNESS_GLOBS } from "../src/frameworks";
-import { harnessPaths } from "../src/harness-files";
+import { applySolutionHarness, harnessPaths } from "../src/harness-files";
+import { applyPatch, createEmptyGitDir } from "../src/patches";
 
 // The parts of issue #36's defences that need no sandbox: where canaries go and how they are
 // written, how their results are read, which overlay files a hidden-test run keeps at the
@@ -212,6 +213,36 @@ describe("the harness a hidden-test run keeps", () => {
     ];
     const pinned = await harnessPaths(dir, overlay, HARNESS_GLOBS);
     expect(pinned.sort()).toEqual(overlay.filter((p) => !["src/slug.ts", "src/plugin.ts", "textstats/__init__.py", "README.md"].includes(p)).sort());
+  });
+});
+
+describe("the solution's changes to the harness", () => {
+  it("are applied (a config, then the setup file the changed config names); the code under test's never are", async () => {
+    const dir = await workspace({
+      "jest.config.js": "module.exports = { testEnvironment: 'node' };\n",
+      "src/slug.js": "exports.slug = (s) => s;\n",
+    });
+    const section = (path: string, before: string | null, after: string) => [
+      `diff --git a/${path} b/${path}`,
+      ...(before === null ? ["new file mode 100644", "--- /dev/null"] : [`--- a/${path}`]),
+      `+++ b/${path}`,
+      before === null ? "@@ -0,0 +1 @@" : "@@ -1 +1 @@",
+      ...(before === null ? [] : [`-${before}`]),
+      `+${after}`,
+      "",
+    ].join("\n");
+    const solution = [
+      section("src/slug.js", "exports.slug = (s) => s;", "exports.slug = (s) => s.toLowerCase();"),
+      section("test/setup-dom.js", null, "globalThis.ready = true;"),
+      section("jest.config.js", "module.exports = { testEnvironment: 'node' };", "module.exports = { testEnvironment: 'node', setupFiles: ['<rootDir>/test/setup-dom.js'] };"),
+    ].join("");
+    const scratch = await mkdtemp(join(tmpdir(), "assay-harness-patch-"));
+    workspaces.push(scratch);
+    await createEmptyGitDir(join(scratch, "git"));
+    const applied = await applySolutionHarness(dir, solution, HARNESS_GLOBS, (text, i) => applyPatch(dir, text, scratch, i, join(scratch, "git")).then(() => true));
+    expect(applied.sort()).toEqual(["jest.config.js", "test/setup-dom.js"]);
+    expect(await readFile(join(dir, "jest.config.js"), "utf8")).toContain("setupFiles");
+    expect(await readFile(join(dir, "src/slug.js"), "utf8")).toBe("exports.slug = (s) => s;\n");
   });
 });
 

@@ -8,7 +8,7 @@ import type { Job } from "../../protocol/jobs";
 import { parseJUnit, parseLcov, parsePerFile, parseTap, ReportError, toJUnit } from "../src/reports";
 
 const PATHS: ReportPaths = { node: "/opt/node/bin/node", tools: "/opt/assay", junit: "/r/junit", lcov: "/r/lcov", coverageConfig: "/opt/assay/coveragerc" };
-const AUTO: Job["test"] = { framework: "auto", command: null, coverage: false, files: null, canaries: false };
+const AUTO: Job["test"] = { framework: "auto", command: null, coverage: false, files: null, canaries: false, harness_patch: null };
 
 const dirs: string[] = [];
 afterEach(async () => {

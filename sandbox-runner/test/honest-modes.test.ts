@@ -105,8 +105,8 @@ describe("vitest with typecheck", { timeout: 240_000 }, () => {
   it.concurrent("typecheck covers the runtime test file too: it is reported run and type-checked, with distinct ids", async () => {
     const cb = await hiddenRun("vitest-typecheck-both", ["vitest", "typescript"], project(["src/**/*.test-d.ts", "test/**/*.test.ts"]), ["src/parse.test-d.ts", "test/parse.test.ts"]);
     expectHonest(cb);
-    // Each id once as the service counts them (a test reported twice counts with its worst status).
-    expect([...new Set(ids(cb))], context(cb)).toEqual([
+    // Each id once: the copies of the tests' names that type checking passed are taken out too.
+    expect(ids(cb), context(cb)).toEqual([
       "src/parse.test-d.ts::[typecheck] > types::takes a string, gives a number:passed",
       "test/parse.test.ts::[typecheck] > parseDuration > nested::reads seconds:passed",
       "test/parse.test.ts::[typecheck] > parseDuration::reads hours and minutes:passed",
@@ -114,6 +114,46 @@ describe("vitest with typecheck", { timeout: 240_000 }, () => {
       "test/parse.test.ts::parseDuration::reads hours and minutes:passed",
     ]);
   });
+});
+
+it.concurrent("the solution changes the harness (an alias in vitest.config.ts): the hidden run takes the solution's config, not the candidate's, and a right answer passes", { timeout: 240_000 }, async () => {
+  const base = 'export default defineConfig({ test: { include: ["test/**/*.test.ts"] } });';
+  const gold = 'export default defineConfig({ resolve: { alias: { "~/": new URL("./src/", import.meta.url).pathname } }, test: { include: ["test/**/*.test.ts"] } });';
+  const solutionPatch = [
+    "diff --git a/vitest.config.ts b/vitest.config.ts",
+    "--- a/vitest.config.ts",
+    "+++ b/vitest.config.ts",
+    "@@ -1,2 +1,2 @@",
+    ' import { defineConfig } from "vitest/config";',
+    `-${base}`,
+    `+${gold}`,
+    "diff --git a/src/parse.ts b/src/parse.ts",
+    "--- a/src/parse.ts",
+    "+++ b/src/parse.ts",
+    `@@ -1 +1,${PARSE_TS.trimEnd().split("\n").length} @@`,
+    "-export const parseDuration = (text: string): number => Number.NaN;",
+    ...PARSE_TS.trimEnd().split("\n").map((line) => `+${line}`),
+    "",
+  ].join("\n");
+  const task = {
+    "package.json": VITEST_PACKAGE,
+    "vitest.config.ts": `import { defineConfig } from "vitest/config";\n${base}\n`,
+    "src/parse.ts": "export const parseDuration = (text: string): number => Number.NaN;\n",
+    "test/parse.test.ts": PARSE_TEST_TS.replace('from "../src/parse"', 'from "~/parse"'),
+  };
+  // The candidate's solution: the same fix, and a config of their own that would load a setup file.
+  const overlay = [
+    { path: "src/parse.ts", content_b64: Buffer.from(PARSE_TS).toString("base64") },
+    { path: "vitest.config.ts", content_b64: Buffer.from(`import { defineConfig } from "vitest/config";\n${gold.replace("test: {", 'test: { setupFiles: ["./src/setup.ts"], ')}\n`).toString("base64") },
+  ];
+  const environment = h.worker.blob("env-vitest.tar.gz", await frameworkEnvironment(["vitest"]));
+  const cb = await h.run(h.job(jobId("vitest-solution-harness"), task, {
+    environment, limits: LIMITS, files: overlay,
+    test: { framework: "auto", command: null, coverage: false, files: ["test/parse.test.ts"], canaries: true, harness_patch: solutionPatch },
+  }));
+  expectHonest(cb);
+  expect(cb.integrity?.pinned_files, context(cb)).toEqual(["vitest.config.ts"]);
+  expect(ids(cb), context(cb)).toEqual(["test/parse.test.ts::parseDuration > nested::reads seconds:passed", "test/parse.test.ts::parseDuration::reads hours and minutes:passed"]);
 });
 
 it.concurrent("vitest with two projects on the same file: each reports it under its name, and hidden runs fork even a threads project", { timeout: 240_000 }, async () => {

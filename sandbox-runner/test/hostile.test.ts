@@ -36,7 +36,8 @@ async function expectCleanAndHealthy(): Promise<void> {
 describe("hostile jobs are contained", () => {
   it("fork bomb: stopped by the process limit and the wall clock", async () => {
     const id = jobId("forkbomb");
-    const cb = await h.run(h.job(id, {}, { ...shell("f() { f | f & }; f; sleep 60"), limits: { ...TEST_LIMITS, processes: 48, wall_ms: 3000 } }));
+    // The shell keeps trying to sleep: with every process slot taken, one `sleep` can fail to start (a busy machine's timing), and the script must not end early for it.
+    const cb = await h.run(h.job(id, {}, { ...shell("f() { f | f & }; f; while :; do sleep 60 2>/dev/null; done"), limits: { ...TEST_LIMITS, processes: 48, wall_ms: 3000 } }));
     expect(cb.status).toBe("TIMED_OUT");
     expect(cb.reason).toMatch(/wall-clock limit of 3000 ms/);
     await expectCleanAndHealthy();

@@ -113,9 +113,10 @@ export interface RunnerJobSpec {
   patches?: string[];
   /**
    * `files`: run exactly these test files; `canaries`: place canary tests in them and report
-   * what they showed (`integrity`), as scoring's hidden-test run does.
+   * what they showed (`integrity`), as scoring's hidden-test run does; `harness_patch`: the
+   * solution patch, whose changes to the test harness that run keeps.
    */
-  test?: { framework?: "auto" | TestFramework; command?: string[] | null; coverage?: boolean; files?: string[]; canaries?: boolean };
+  test?: { framework?: "auto" | TestFramework; command?: string[] | null; coverage?: boolean; files?: string[]; canaries?: boolean; harness_patch?: string | null };
   /** Prepare jobs: the stated install command; every job: the stated Node and Python versions. */
   install?: JobRuntime["install"];
   runtime?: JobRuntime["runtime"];

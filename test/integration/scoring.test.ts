@@ -15,6 +15,7 @@ beforeAll(() => {
 afterAll(() => restoreFetch());
 
 const TEST_PATCH = "diff --git a/test/x.test.js b/test/x.test.js\n--- a/test/x.test.js\n+++ b/test/x.test.js\n@@ -1 +1 @@\n-a\n+b\n";
+const SOLUTION_PATCH = "diff --git a/src/x.js b/src/x.js\n--- a/src/x.js\n+++ b/src/x.js\n@@ -1 +1 @@\n-a\n+b\n";
 
 interface ScoreRow {
   id: string;
@@ -42,6 +43,7 @@ async function submittedAttempt(failToPass = ["test/x.test.js::new"], passToPass
     .bind("a".repeat(64), JSON.stringify(failToPass), JSON.stringify(passToPass), setup.taskId)
     .run();
   await env.BUCKET.put(taskKeys(setup.taskId).testPatch, TEST_PATCH);
+  await env.BUCKET.put(taskKeys(setup.taskId).solutionPatch, SOLUTION_PATCH);
   const saved = await patchChanges(setup.candidate, setup.attempt.id, {
     "src/x.js": { op: "upsert", content_b64: b64("export const x = 1;\n") },
     "test/x.test.js": { op: "upsert", content_b64: b64("rigged\n") },
@@ -66,7 +68,8 @@ describe("scoring (real queues, D1, R2 and AttemptDO; the runner faked)", () => 
     expect(hidden.schedule).toEqual(schedule);
     expect(hidden.patches).toEqual([TEST_PATCH]);
     expect(hidden.files).toEqual([{ path: "old.js", delete: true }, { path: "src/x.js", content_b64: b64("export const x = 1;\n") }]);
-    expect(hidden.test).toEqual({ framework: "node-test", command: ["node", "--test", "test/"], files: ["test/old.test.js", "test/x.test.js"], canaries: true });
+    // The solution patch goes along for its changes to the harness; the runner applies nothing else of it.
+    expect(hidden.test).toEqual({ framework: "node-test", command: ["node", "--test", "test/"], files: ["test/old.test.js", "test/x.test.js"], canaries: true, harness_patch: SOLUTION_PATCH });
     const workspace = await specOf(row.workspace_job_id!);
     expect(workspace).toMatchObject({ coverage_files: ["src/x.js"], lint: { files: ["conftest.py", "src/x.js", "test/mine.test.js", "test/x.test.js"] }, test: { coverage: true }, schedule });
     expect(workspace.patches).toBeUndefined();

@@ -92,7 +92,7 @@ describe("the job body: what the Worker builds, the runner takes", () => {
     expect(parsed.environment).toEqual({ url: urls.environment, sha256: sha("b") });
     expect(parsed.files).toEqual(spec.files);
     expect(parsed.patches).toEqual(spec.patches);
-    expect(parsed.test).toEqual({ framework: "pytest", command: null, coverage: true, files: null, canaries: false });
+    expect(parsed.test).toEqual({ framework: "pytest", command: null, coverage: true, files: null, canaries: false, harness_patch: null });
     expect(parsed.limits.wall_ms).toBe(30_000);
     expect(payload.uploads).not.toHaveProperty("environment");
   });

@@ -61,7 +61,9 @@ export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedW
   const attemptId = record.id;
   const task = await findTask(db, record.task_id);
   if (!task?.snapshotSha256 || !task.testFramework) throw new Error(`task ${record.task_id} is not ready to score against`);
-  const testPatch = await (await artifactStorage(env).get(taskKeys(task.id).testPatch))?.text();
+  const storage = artifactStorage(env);
+  const read = async (key: string) => (await storage.get(key))?.text();
+  const [testPatch, solutionPatch] = await Promise.all([read(taskKeys(task.id).testPatch), read(taskKeys(task.id).solutionPatch)]);
   if (testPatch === undefined) throw new Error(`task ${task.id} has no test patch`);
 
   const testFiles = hiddenTestFiles(task.failToPass ?? [], task.passToPass ?? []);
@@ -84,7 +86,8 @@ export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedW
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
     files: jobFiles.hidden,
     patches: [testPatch],
-    test: { framework, command: task.testCommand, files: testFiles, canaries: true },
+    // The solution's changes to the harness (a config, a setup file) are the task's harness: validation ran with them.
+    test: { framework, command: task.testCommand, files: testFiles, canaries: true, harness_patch: solutionPatch ?? null },
   });
   const workspace = await enqueueRunnerJob(env, {
     ...common,
