@@ -346,3 +346,18 @@ function runPython(source: string): Promise<string | null> {
     child.stdin.end(source);
   });
 }
+
+/** Array literals of two or more strings and nothing else (`["a", "b"]`), with the line each starts on (1-based). */
+export function stringArrays(file: string, source: string): Array<{ line: number; values: string[] }> {
+  const sf = parse(file, source);
+  const arrays: Array<{ line: number; values: string[] }> = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isArrayLiteralExpression(node) && node.elements.length >= 2) {
+      const values = node.elements.map((e) => literalText(e));
+      if (values.every((v) => v !== null)) arrays.push({ line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1, values: values as string[] });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return arrays;
+}

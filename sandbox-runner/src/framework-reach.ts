@@ -1,6 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join, posix } from "node:path";
 import type { Job } from "../../protocol/jobs";
+import { stringArrays } from "./canary-sites";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
 /**
@@ -99,39 +100,48 @@ export function describeReach(found: Reach[]): string {
   return `the code under test reaches into the test framework's or the runner's internals, which the task's own code never does: ${shown.join("; ")}${more}`;
 }
 
-/**
- * A name is distinctive when no code has a reason to spell it but a test of that name: words
- * joined by spaces or underscores, long enough not to be an ordinary word or identifier.
- */
-const distinctive = (name: string) => name.length >= 8 && /[ _]/.test(name.replace(/^test_/, ""));
 /** How many of the hidden tests' names the code must spell before it is taken to tell them apart. */
 const NAMED_TESTS_MIN = 2;
+const PYTHON_TEST_NAME = /^test_\w+$/;
 
 /**
- * Changed lines of the overlay's source files with a string that is a hidden test's name or
- * id (`"parses a unit"`, `"tests/test_x.py::test_y"`). Code that keeps a list of the pull
- * request's test names has one use for it: treating those tests apart from any other, as a
- * forgery that spares the canaries does. Reported when it names at least two distinctive ones.
+ * Changed lines of the overlay's source files that spell the hidden tests, the way code that
+ * keeps the pull request's list of tests does to treat exactly them apart from any other (a
+ * forgery that spares the canaries): a test's id (`"tests/test_x.py::test_y"`,
+ * `"parser > parses a unit"`), a Python test function's name (`"test_counts_words"`), or an
+ * array of nothing but hidden test names (`["parses a unit", "rejects text"]`). A name alone
+ * as a string is not taken: a test may be named after the message the code under test gives.
+ * Reported when they spell at least two tests.
  */
 export function namedHiddenTests(files: Job["files"], names: readonly string[], base: BaseLines): Reach[] {
-  const wanted = new Set(names.filter(distinctive));
+  const wanted = new Set(names.filter((n) => n.trim().length >= 4));
   if (wanted.size === 0) return [];
   const found: Reach[] = [];
   const seen = new Set<string>();
+  const hit = (path: string, line: number, text: string, name: string) => {
+    seen.add(name);
+    found.push({ file: path, line, text: text.trim().slice(0, LINE_TEXT_MAX), marker: name });
+  };
   for (const file of files) {
     if (!("content_b64" in file) || !SOURCE.test(file.path)) continue;
     const python = file.path.endsWith(".py");
     const before = base.get(file.path);
-    Buffer.from(file.content_b64, "base64").toString("utf8").split("\n").forEach((text, i) => {
-      if (before?.has(text)) return;
+    const source = Buffer.from(file.content_b64, "base64").toString("utf8");
+    const lines = source.split("\n");
+    const changed = (line: number) => !before?.has(lines[line - 1] ?? "");
+    lines.forEach((text, i) => {
+      if (!changed(i + 1)) return;
       for (const literal of withoutComment(text, python).matchAll(/(["'`])((?:(?!\1)[^\\\n])+)\1/g)) {
         const value = (literal[2] as string).trim();
-        const name = [...wanted].find((n) => value === n || value.endsWith(`::${n}`) || value.endsWith(` > ${n}`) || value.endsWith(`.${n}`));
-        if (!name) continue;
-        seen.add(name);
-        found.push({ file: file.path, line: i + 1, text: text.trim().slice(0, LINE_TEXT_MAX), marker: name });
+        const name = [...wanted].find((n) => value.endsWith(`::${n}`) || value.endsWith(` > ${n}`) || (python && value === n && PYTHON_TEST_NAME.test(n)));
+        if (name) hit(file.path, i + 1, text, name);
       }
     });
+    if (python) continue;
+    for (const array of stringArrays(file.path, source)) {
+      if (!changed(array.line) || !array.values.every((v) => wanted.has(v)) || new Set(array.values).size < NAMED_TESTS_MIN) continue;
+      for (const value of array.values) hit(file.path, array.line, lines[array.line - 1] ?? "", value);
+    }
   }
   return seen.size >= NAMED_TESTS_MIN ? found : [];
 }

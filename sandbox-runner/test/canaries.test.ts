@@ -257,7 +257,7 @@ describe("what in the candidate's code voids the run", () => {
     expect(found).toEqual([{ file: "readtime/core.py", line: 1, text: "import _pytest.python as _python  # the payload", marker: "_pytest" }]);
   });
 
-  it("code that spells two of the hidden tests' names or ids; one, or names it already had, are left to the reviewer", async () => {
+  it("code that lists two of the hidden tests (ids, Python test names, an array of names); one, names it already had, or messages a test is named after, are left to the reviewer", async () => {
     const dir = await workspace({ "src/slug.js": "const known = ['keeps digits as they are'];\n" });
     const names = ["lowercases every word", "keeps digits as they are", "trims"];
     const payload = upsert("src/slug.js", "const known = ['keeps digits as they are'];\nconst spare = new Set(['test/slug.test.js::slug > lowercases every word', \"trims\"]);\n");
@@ -265,6 +265,13 @@ describe("what in the candidate's code voids the run", () => {
     expect(namedHiddenTests([payload], names, base)).toEqual([]);
     const two = upsert("src/slug.js", "const spare = new Set(['lowercases every word', 'keeps digits as they are']);\n");
     expect(namedHiddenTests([two], names, new Map()).map((r) => r.marker)).toEqual(["lowercases every word", "keeps digits as they are"]);
+    const ids = upsert("src/slug.js", "const a = 'test/slug.test.js::lowercases every word';\nconst b = `slug > keeps digits as they are`;\n");
+    expect(namedHiddenTests([ids], names, new Map()).map((r) => r.line)).toEqual([1, 2]);
+    const python = upsert("textstats/__init__.py", "SPARE = {'test_counts_words', \"test_empty_text\"}\n");
+    expect(namedHiddenTests([python], ["test_counts_words", "test_empty_text"], new Map())).toHaveLength(2);
+    // An honest change whose messages are what the tests are named after.
+    const messages = upsert("src/slug.js", "if (!s) throw new Error('lowercases every word');\nconst MESSAGES = { digits: 'keeps digits as they are', other: 'trims' };\n");
+    expect(namedHiddenTests([messages], names, new Map())).toEqual([]);
   });
 });
 
