@@ -1,8 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
 import type { TestResult } from "../../protocol/callback";
 import type { Job } from "../../protocol/jobs";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "../src/canaries";
@@ -11,25 +10,13 @@ import { frameworkReach, namedHiddenTests } from "../src/framework-reach";
 import { HARNESS_GLOBS } from "../src/frameworks";
 import { applySolutionHarness, harnessPaths } from "../src/harness-files";
 import { applyPatch, createEmptyGitDir } from "../src/patches";
+import { temporaryWorkspaces } from "./support/workspaces";
 
 // The parts of issue #36's defences that need no sandbox: where canaries go and how they are
 // written, how their results are read, which overlay files a hidden-test run keeps at the
 // task's version, and what in the candidate's code voids the run.
 
-const workspaces: string[] = [];
-afterEach(async () => {
-  for (const dir of workspaces.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function workspace(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "assay-canaries-"));
-  workspaces.push(dir);
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), content);
-  }
-  return dir;
-}
+const { workspace, scratch: scratchDir } = temporaryWorkspaces("assay-canaries-");
 
 const upsert = (path: string, content: string) => ({ path, content_b64: Buffer.from(content).toString("base64") });
 const result = (file: string, name: string, status: TestResult["status"], classname = ""): TestResult => ({ file, name, classname, status, duration_ms: 1, message: null });
@@ -236,8 +223,7 @@ describe("the solution's changes to the harness", () => {
       section("test/setup-dom.js", null, "globalThis.ready = true;"),
       section("jest.config.js", "module.exports = { testEnvironment: 'node' };", "module.exports = { testEnvironment: 'node', setupFiles: ['<rootDir>/test/setup-dom.js'] };"),
     ].join("");
-    const scratch = await mkdtemp(join(tmpdir(), "assay-harness-patch-"));
-    workspaces.push(scratch);
+    const scratch = await scratchDir();
     await createEmptyGitDir(join(scratch, "git"));
     const applied = await applySolutionHarness(dir, solution, HARNESS_GLOBS, (text, i) => applyPatch(dir, text, scratch, i, join(scratch, "git")).then(() => true));
     expect(applied.sort()).toEqual(["jest.config.js", "test/setup-dom.js"]);

@@ -1,29 +1,14 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { planTests, type ReportPaths } from "../src/frameworks";
 import { scriptCommands } from "../src/frameworks/script";
 import type { Job } from "../../protocol/jobs";
 import { parseJUnit, parseLcov, parsePerFile, parseTap, ReportError, toJUnit } from "../src/reports";
+import { temporaryWorkspaces } from "./support/workspaces";
 
 const PATHS: ReportPaths = { node: "/opt/node/bin/node", tools: "/opt/assay", junit: "/r/junit", lcov: "/r/lcov", coverageConfig: "/opt/assay/coveragerc" };
 const AUTO: Job["test"] = { framework: "auto", command: null, coverage: false, files: null, canaries: false, harness_patch: null };
 
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function workspace(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "assay-fw-"));
-  dirs.push(dir);
-  for (const [path, content] of Object.entries(files)) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), content);
-  }
-  return dir;
-}
+const { workspace } = temporaryWorkspaces("assay-fw-");
 
 const pkg = (fields: Record<string, unknown>) => JSON.stringify({ name: "x", ...fields });
 const plan = async (files: Record<string, string>, test: Partial<Job["test"]> = {}) => planTests(await workspace(files), { ...AUTO, ...test }, PATHS);
