@@ -182,7 +182,8 @@ describe("the web app in Chromium (npm start)", () => {
     await page.getByLabel("Path of the new file").fill("echo.js");
     await page.getByRole("button", { name: "Create", exact: true }).click();
     await page.locator(".cm-content").waitFor();
-    await replaceEditorText(page, "process.stdin.on('data', (d) => console.log('got ' + String(d).trim()));\n");
+    // A command-line program's honest process.exit: the reviewer sees it flagged on the report, with no score lowered.
+    await replaceEditorText(page, "process.stdin.on('data', (d) => {\n  const line = String(d).trim();\n  if (line === 'quit') process.exit(0);\n  console.log('got ' + line);\n});\n");
     await page.getByRole("button", { name: "Run echo.js" }).click();
     const terminal = page.locator(".terminal-host");
     await page.getByRole("button", { name: "Terminate" }).and(page.locator(":enabled")).waitFor({ timeout: STEP_MS });
@@ -242,6 +243,10 @@ describe("the web app in Chromium (npm start)", () => {
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/report`);
     await page.getByText(/Overall/i).first().waitFor({ timeout: 240_000 });
     await page.getByRole("heading", { name: /correctness/i }).first().waitFor({ timeout: STEP_MS });
+    // The review flags with their numbered lines: evidence for the reviewer, not a deduction.
+    const flags = page.getByRole("region", { name: "Review flags" });
+    await flags.waitFor({ timeout: STEP_MS });
+    expect(await flags.innerText()).toMatch(/not a deduction[\s\S]*echo\.js[\s\S]*3 │ if \(line === 'quit'\) process\.exit\(0\);/);
     await accessible(page);
 
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/replay`);
