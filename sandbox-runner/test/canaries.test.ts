@@ -172,6 +172,12 @@ describe("reading the canaries' results", () => {
     expect(checked.tests.map((t) => `${t.classname}:${t.status}`).sort()).toEqual(["[edge]:passed", "[node]:passed"]);
   });
 
+  it("a file only vitest's typecheck mode takes (not in the run's include globs): never run, so nothing to verify, and its checks count", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed", "[typecheck]"), result(FILE, "lowercases", "passed", "[typecheck]"), ...canaryResults("passed", "[typecheck]")]);
+    expect(checked.integrity).toMatchObject({ tampered: false, unverified_files: [] });
+    expect(checked.tests.map((t) => `${t.classname}:${t.name}:${t.status}`)).toEqual(["[typecheck]:lowercases:passed"]);
+  });
+
   it("vitest's typecheck mode: its results are checks of types, its canaries and copies are dropped unchecked", () => {
     const typecheck = [result(FILE, "lowercases", "passed", "[typecheck]"), result(FILE, "lowercases", "passed", "[typecheck]"), ...canaryResults("passed", "[typecheck]")];
     const runtime = [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "failed"), ...canaryResults()];
