@@ -46,7 +46,7 @@ const SOURCE_MAX_BYTES = 16 * 1024 * 1024;
 /** Frameworks that run two tests of the same name in one file (ava refuses, pytest keeps one). */
 const MIRRORED: ReadonlySet<Framework> = new Set(["node-test", "jest", "vitest", "mocha", "tape", "uvu"]);
 const MAX_MIRRORS = 40;
-/** Test names become canary names; a result in typecheck mode is not a run. */
+/** The scope part of vitest's typecheck results (tools/vitest-reporter.mjs): checks of types, not runs. */
 const TYPECHECK_SCOPE = "[typecheck]";
 
 /** Places canaries in each file that runs its tests; returns what was placed. */
@@ -465,7 +465,7 @@ export function checkCanaries(plan: CanaryPlan, tests: TestResult[]): { tests: T
     tests: tests.filter((t) => !dropped.has(t)),
     integrity: {
       checked_files: [...plan.files.keys()],
-      unverified_files: tampered ? [] : [...new Set(unverified)],
+      unverified_files: tampered ? [] : unverified,
       tampered,
       reason: tampered ? [...new Set(problems)].join("; ") : null,
     },

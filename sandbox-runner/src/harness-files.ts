@@ -32,42 +32,38 @@ export const PYTHON_HARNESS = [
 const CONFIG_MAX_BYTES = 1024 * 1024;
 const SCRIPT_EXTENSIONS = ["", ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx", "/index.js", "/index.ts", "/index.mjs", "/index.cjs"];
 
-export function matchesAny(path: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => matchesGlob(path, glob) || (glob.startsWith("**/") && matchesGlob(path, glob.slice(3))));
-}
+const matchesAny = (path: string, globs: readonly string[]) => globs.some((glob) => matchesGlob(path, glob));
 
 /**
- * The overlay paths that are harness: named by a framework's list, or named by the task's
- * configuration (read from the workspace before the overlay is written: the task's version).
+ * Sets the task's harness up in the workspace, before the overlay is written, and answers which
+ * overlay paths are harness (to be left out). The harness is the version validation ran the
+ * solution with: each file section of the solution patch that changes only harness files (a
+ * framework's list, then what the configuration so changed names, say a new setup file) is
+ * applied by `apply`, which says whether it did (a section that does not apply is left out, as
+ * the run can still go on). An overlay path is harness when a framework's list or the task's
+ * configuration names it, or a section changed it.
  */
-export async function harnessPaths(workspace: string, overlay: string[], globs: readonly string[]): Promise<string[]> {
-  const named = await namedByConfiguration(workspace, globs);
-  return overlay.filter((path) => matchesAny(path, globs) || named.has(path));
-}
-
-/**
- * Brings the task's harness to the version validation ran the solution with: each file section
- * of the solution patch that changes only harness files (a framework's list, then what the
- * configuration so changed names, say a new setup file) is applied to the workspace before the
- * overlay is written. `apply` applies one section and says whether it did; a section that does
- * not apply is left out, as the run can still go on. Returns the paths it changed.
- */
-export async function applySolutionHarness(
-  workspace: string, solutionPatch: string, globs: readonly string[], apply: (section: string, index: number) => Promise<boolean>,
-): Promise<string[]> {
-  const sections = fileSections(solutionPatch);
-  const changed: string[] = [];
+export async function taskHarness(
+  workspace: string, overlay: string[], globs: readonly string[], solutionPatch: string | null, apply: (section: string, index: number) => Promise<boolean>,
+): Promise<Set<string>> {
+  const sections = solutionPatch ? fileSections(solutionPatch) : [];
+  const changed = new Set<string>();
   const done = new Set<number>();
-  // Twice: a configuration the first pass changed may name files of the patch as harness.
+  let named = await namedByConfiguration(workspace, globs);
+  // Twice at most: a configuration the first pass changed may name files of the patch as harness.
   for (let pass = 0; pass < 2; pass++) {
-    const named = await namedByConfiguration(workspace, globs);
+    let applied = false;
     for (const [i, section] of sections.entries()) {
       if (done.has(i) || section.paths.length === 0 || !section.paths.every((p) => matchesAny(p, globs) || named.has(p))) continue;
       done.add(i);
-      if (await apply(section.text, i)) changed.push(...section.paths);
+      if (!(await apply(section.text, i))) continue;
+      for (const path of section.paths) changed.add(path);
+      applied = true;
     }
+    if (!applied) break;
+    named = await namedByConfiguration(workspace, globs);
   }
-  return [...new Set(changed)];
+  return new Set(overlay.filter((path) => changed.has(path) || named.has(path) || matchesAny(path, globs)));
 }
 
 /** A git diff's per-file sections (`diff --git` headers), each with the paths it names. */

@@ -7,9 +7,9 @@ import { createArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
-import { type BaseLines, describeNamedTests, describeReach, frameworkReach, namedHiddenTests, type Reach, RUNNER_INTERNALS } from "./framework-reach";
+import { describeNamedTests, describeReach, frameworkReach, namedHiddenTests, RUNNER_INTERNALS } from "./framework-reach";
 import { HARNESS_GLOBS, INTERNALS, planTests, type TestPlan } from "./frameworks";
-import { applySolutionHarness, harnessPaths } from "./harness-files";
+import { taskHarness } from "./harness-files";
 import { chooseNode, explainInstallFailure, type InstallStep, planInstall, readRepoFacts, type NodeChoice } from "./install";
 import type { InstallCache } from "./install-cache";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
@@ -98,20 +98,18 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     // A hidden-test run keeps the task's harness: which overlay paths are harness is read from the task's version, before the overlay is written.
     const hiddenRun = job.kind === "test" && job.test.canaries;
-    const solutionHarness = hiddenRun && job.test.harness_patch
-      ? await applySolutionHarness(workspace, job.test.harness_patch, HARNESS_GLOBS, (section, i) =>
-          applyPatch(workspace, section, jobDir, 1000 + i, ctx.emptyGitDir).then(
-            () => true,
-            (err: unknown) => {
-              ctx.log("harness_patch_skipped", { job_id: job.job_id, error: reasonOf(err) });
-              return false;
-            },
-          ))
-      : [];
-    const pinned = hiddenRun ? [...new Set([...(await harnessPaths(workspace, job.files.map((f) => f.path), HARNESS_GLOBS)), ...job.files.map((f) => f.path).filter((p) => solutionHarness.includes(p))])] : [];
-    const reach = hiddenRun ? await frameworkReach(workspace, job.files.filter((f) => !pinned.includes(f.path)), [...INTERNALS, ...RUNNER_INTERNALS]) : { found: [], base: new Map() };
-    for (const file of job.files) {
-      if (pinned.includes(file.path)) continue;
+    const applySection = (section: string, i: number) =>
+      applyPatch(workspace, section, jobDir, 1000 + i, ctx.emptyGitDir).then(
+        () => true,
+        (err: unknown) => {
+          ctx.log("harness_patch_skipped", { job_id: job.job_id, error: reasonOf(err) });
+          return false;
+        },
+      );
+    const pinned = hiddenRun ? await taskHarness(workspace, job.files.map((f) => f.path), HARNESS_GLOBS, job.test.harness_patch, applySection) : new Set<string>();
+    const written = job.files.filter((f) => !pinned.has(f.path));
+    const reach = hiddenRun ? await frameworkReach(workspace, written, [...INTERNALS, ...RUNNER_INTERNALS]) : { found: [], base: new Map() };
+    for (const file of written) {
       if (file.delete === true) await deleteWorkspacePath(workspace, file.path);
       else await writeWorkspaceFile(workspace, file.path, Buffer.from(file.content_b64, "base64"));
     }
@@ -180,6 +178,9 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     launch = null;
     if (reportsDir) reports = await ReportChannel.open(reportsDir, REPORT_MAX_BYTES);
     const canaries = plan && job.test.canaries && job.test.files ? await placeCanaries(workspace, plan.framework, job.test.files) : null;
+    // What in the candidate's code voids the run whatever the tests report (framework-reach.ts).
+    const named = canaries ? namedHiddenTests(written, canaries.tests, reach.base) : [];
+    const voids = [...(reach.found.length > 0 ? [describeReach(reach.found)] : []), ...(named.length > 0 ? [describeNamedTests(named)] : [])];
     const owner = ctx.sandbox.ownerFor(slot);
     if (owner) await chownTree([workspace, output], owner);
     result.timings.setup_ms = Math.round(performance.now() - times.startedAt);
@@ -197,7 +198,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       result.log_truncated = run.logTruncated;
       result.log_tail = tail(run.log, LOG_TAIL_BYTES);
     }
-    const finishing = finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, { pinned, reach }, result, uploads);
+    const finishing = finishTest(job, ctx, run as SandboxResult, reports as ReportChannel, inside.workspace, plan as TestPlan, canaries, { pinned: [...pinned], voids }, result, uploads);
     // After finishTest has asked for the reports, so that their reading and this upload overlap.
     const log = run ? run.log : Buffer.alloc(0);
     uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
@@ -234,7 +235,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
 
 async function finishTest(
   job: Job, ctx: ExecutionContext, run: SandboxResult, channel: ReportChannel, insideWorkspace: string, plan: TestPlan,
-  canaries: CanaryPlan | null, overlay: { pinned: string[]; reach: { found: Reach[]; base: BaseLines } }, result: Callback, uploads: Array<Promise<void>>,
+  canaries: CanaryPlan | null, overlay: { pinned: string[]; voids: string[] }, result: Callback, uploads: Array<Promise<void>>,
 ): Promise<void> {
   const reports = await channel.read();
   const junit = reports.junit.bytes;
@@ -264,10 +265,8 @@ async function finishTest(
     if (foreign && !checked.integrity.tampered) {
       result.integrity = { ...result.integrity, tampered: true, reason: `the report cannot be trusted: ${foreign}` };
     }
-    const named = namedHiddenTests(job.files.filter((f) => !overlay.pinned.includes(f.path)), canaries.tests, overlay.reach.base);
-    const seen = [...(overlay.reach.found.length > 0 ? [describeReach(overlay.reach.found)] : []), ...(named.length > 0 ? [describeNamedTests(named)] : [])];
-    if (seen.length > 0) {
-      const reason = seen.join("; ");
+    if (overlay.voids.length > 0) {
+      const reason = overlay.voids.join("; ");
       result.integrity = { ...result.integrity, tampered: true, reason: result.integrity.tampered ? `${result.integrity.reason ?? ""}; ${reason}` : reason };
     }
   }

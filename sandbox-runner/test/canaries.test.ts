@@ -8,8 +8,8 @@ import { type CanaryPlan, checkCanaries, placeCanaries } from "../src/canaries";
 import { jsShape, syntaxErrors } from "../src/canary-sites";
 import { frameworkReach, namedHiddenTests } from "../src/framework-reach";
 import { HARNESS_GLOBS } from "../src/frameworks";
-import { applySolutionHarness, harnessPaths } from "../src/harness-files";
-import { applyPatch, createEmptyGitDir } from "../src/patches";
+import { taskHarness } from "../src/harness-files";
+import { applyPatch, createEmptyGitDir, patchPaths } from "../src/patches";
 import { temporaryWorkspaces } from "./support/workspaces";
 
 // The parts of issue #36's defences that need no sandbox: where canaries go and how they are
@@ -204,7 +204,7 @@ describe("the harness a hidden-test run keeps", () => {
       "textstats/testing.py", "textstats/fixtures/__init__.py", ".pytest.ini", "src/sitecustomize.py", "lib/x.pth", "src/pkg.dist-info/entry_points.txt",
       "src/slug.ts", "src/plugin.ts", "textstats/__init__.py", "README.md",
     ];
-    const pinned = await harnessPaths(dir, overlay, HARNESS_GLOBS);
+    const pinned = [...(await taskHarness(dir, overlay, HARNESS_GLOBS, null, () => Promise.resolve(false)))];
     expect(pinned.sort()).toEqual(overlay.filter((p) => !["src/slug.ts", "src/plugin.ts", "textstats/__init__.py", "README.md"].includes(p)).sort());
   });
 });
@@ -224,15 +224,27 @@ describe("the solution's changes to the harness", () => {
       `+${after}`,
       "",
     ].join("\n");
+    // A section that smuggles the code under test in behind a harness file's header, and one that leaves the workspace, are never applied.
+    const smuggled = section("jest.config.js", "module.exports = { testEnvironment: 'node' };", "module.exports = {};").replace(/\n$/, "\n--- a/src/slug.js\n+++ b/src/slug.js\n@@ -1 +1 @@\n-exports.slug = (s) => s;\n+exports.slug = () => 'forged';\n");
+    const outside = section("../.npmrc", null, "registry=http://evil.test/");
     const solution = [
+      smuggled,
+      outside,
       section("src/slug.js", "exports.slug = (s) => s;", "exports.slug = (s) => s.toLowerCase();"),
       section("test/setup-dom.js", null, "globalThis.ready = true;"),
       section("jest.config.js", "module.exports = { testEnvironment: 'node' };", "module.exports = { testEnvironment: 'node', setupFiles: ['<rootDir>/test/setup-dom.js'] };"),
     ].join("");
     const scratch = await scratchDir();
     await createEmptyGitDir(join(scratch, "git"));
-    const applied = await applySolutionHarness(dir, solution, HARNESS_GLOBS, (text, i) => applyPatch(dir, text, scratch, i, join(scratch, "git")).then(() => true));
+    const applied: string[] = [];
+    const pinned = await taskHarness(dir, ["src/slug.js", "jest.config.js", "test/setup-dom.js"], HARNESS_GLOBS, solution, async (text, i) => {
+      await applyPatch(dir, text, scratch, i, join(scratch, "git"));
+      applied.push(...patchPaths(text));
+      return true;
+    });
     expect(applied.sort()).toEqual(["jest.config.js", "test/setup-dom.js"]);
+    // The candidate's versions of what the solution changed in the harness are left out; the code under test is theirs.
+    expect([...pinned].sort()).toEqual(["jest.config.js", "test/setup-dom.js"]);
     expect(await readFile(join(dir, "jest.config.js"), "utf8")).toContain("setupFiles");
     expect(await readFile(join(dir, "src/slug.js"), "utf8")).toBe("exports.slug = (s) => s;\n");
   });
