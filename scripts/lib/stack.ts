@@ -1,7 +1,8 @@
 // Starts the real local stack (`npm start`) on free ports with a throw-away state directory,
 // for the e2e suite and the benchmarks, and stops its whole process tree afterwards.
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { randomInt } from "node:crypto";
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,13 +29,41 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * A port free now and below the kernel's ephemeral range. The stack binds its ports seconds
+ * after they are chosen, while other tests' servers bind port 0 and their clients connect out:
+ * those take ports from the ephemeral range, so a port chosen there could be taken in between
+ * (it was: the dev repo host failed with EADDRINUSE in a full run).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const top = ephemeralRangeStart();
+  for (let tries = 0; tries < 100 && top > LOWEST_PORT + 1000; tries++) {
+    const port = LOWEST_PORT + randomInt(top - LOWEST_PORT);
+    if ((await listenOn(port)) !== null) return port;
+  }
+  const port = await listenOn(0);
+  if (port === null) throw new Error("no free port on 127.0.0.1");
+  return port;
+}
+
+const LOWEST_PORT = 20_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/** Listens on `port` (0: any) and closes again; the port it got, or null when it was taken. */
+function listenOn(port: number): Promise<number | null> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once("error", () => resolve(null));
+    server.listen(port, "127.0.0.1", () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
 }
