@@ -294,7 +294,9 @@ function placeAmong(
  * node:assert and the framework's assertions.
  */
 function appendScript(file: string, source: string, framework: Framework): Placed | null {
-  const names = { fail: drawName([], COMMON_WORDS, new Set(), false), pass: drawName([], COMMON_WORDS, new Set(), false) };
+  // One set of taken names for both: two canaries of one name would be told apart by nothing.
+  const taken = new Set<string>();
+  const names = { fail: drawName([], COMMON_WORDS, taken, false), pass: drawName([], COMMON_WORDS, taken, false) };
   const typescript = /\.(c|m)?tsx?$/.test(file);
   const esm = /\.m[jt]s$/.test(file) || (!/\.c[jt]s$/.test(file) && /^\s*(import\s[^(]|export\s)/m.test(source));
   const code = appendedScript(framework, { esm, typescript, alias: `${pick(COMMON_WORDS)}${randomInt(100, 999)}` }, names);

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { TestResult } from "../../protocol/callback";
@@ -89,6 +89,17 @@ describe("placing canaries", () => {
     const plan = await placeCanaries(dir, "jest", ["test/gen.test.js"]);
     expect(plan.files.get("test/gen.test.js")?.map((c) => c.role)).toEqual(["fail", "anchor"]);
     expect(syntaxErrors("test/gen.test.js", await readFile(join(dir, "test/gen.test.js"), "utf8"))).toBe(0);
+  });
+
+  it("never gives two canaries of one file the same name, however the words fall (two once met by chance in CI)", async () => {
+    const source = "const cases = [['a', 1]]\nfor (const [name, n] of cases) test(name, () => expect(n).toBe(1))\n";
+    const dir = await workspace({});
+    for (let i = 0; i < 400; i++) {
+      await writeFile(join(dir, "gen.test.js"), source);
+      const names = (await placeCanaries(dir, "jest", ["gen.test.js"])).files.get("gen.test.js")?.map((c) => c.name) ?? [];
+      expect(names).toHaveLength(2);
+      expect(new Set(names).size).toBe(2);
+    }
   });
 
   it("in Python: functions and methods among the file's, and a class of copies named like each test (a TestCase when the file's tests are)", async () => {
