@@ -16,11 +16,11 @@ const ORG = "e2e-real-repos";
 /** Every fixture is imported at once, so the slowest install (jest, ava) bounds the wait, not their sum. */
 const SETTLE_MS = 12 * 60_000;
 /**
- * Scoring end to end once per language (npm + jest, pip + a src/ layout): each framework's
- * hidden-test run with canaries is the runner tests' (framework-canaries.test.ts), and its
- * validation here runs it in the same sandbox.
+ * A fixture is scored end to end when its fixture.json says so: once per language (npm +
+ * jest, pip + a src/ layout), and every layout whose runs differ from the plain one (a build,
+ * a workspace package's folder, another Node). Each framework's hidden-test run with canaries
+ * is the runner tests' (framework-canaries.test.ts).
  */
-const SCORED = ["jest-cjs", "src-layout-py"];
 
 interface Task {
   task_id: string;
@@ -32,7 +32,10 @@ interface Task {
   pass_to_pass: string[] | null;
 }
 
-const fixtures = fixtureSpecs();
+/** REAL_REPOS=name,name runs only those fixtures (while working on one); CI runs them all. */
+const only = process.env.REAL_REPOS?.split(",").map((n) => n.trim()).filter(Boolean);
+const fixtures = fixtureSpecs().filter((f) => !only || only.includes(f.name));
+const SCORED = fixtures.filter((f) => f.scored === true);
 const settled = new Map<string, Promise<Task>>();
 let staffToken: string;
 
@@ -106,7 +109,7 @@ describe("real-project pull requests end to end (dev repo host, real runner, rea
     SETTLE_MS + 60_000,
   );
 
-  describe.each(SCORED.map((name) => fixtures.find((f) => f.name === name)!))("$name: scoring with its real framework", (fixture) => {
+  describe.each(SCORED)("$name: scoring with its real framework", (fixture) => {
     it(
       "the pull request's own change scores correctness 100; no change keeps only the PASS_TO_PASS share",
       async () => {

@@ -32,6 +32,11 @@ const fixtureFile = z.strictObject({
     /** Paths the pull request removes; `head/` can only say what it adds or changes. */
     deleted: z.array(z.string()).optional(),
   }),
+  /**
+   * Scored end to end too (test/e2e/real-repos.test.ts): the pull request's own change must
+   * score correctness 100 and no change only the PASS_TO_PASS share.
+   */
+  scored: z.boolean().optional(),
   /** The ids computeTestOutcomes gives, as verified by running the project's own tools outside Assay. */
   expected: z.strictObject({ fail_to_pass: testIds.min(1), pass_to_pass: testIds }),
 });
