@@ -13,7 +13,9 @@ export default tseslint.config(
   },
   {
     files: ["**/*.cjs"],
-    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly", process: "readonly" } },
+    // require is how a CommonJS module imports.
+    rules: { "@typescript-eslint/no-require-imports": "off" },
   },
   {
     files: ["**/*.mjs", "**/*.js"],

@@ -68,6 +68,8 @@ const installReportSchema = z.object({
   /** The Node and Python the environment was made with, and why that Node. */
   node: z.string(),
   node_note: z.string(),
+  /** The Node versions the repository admits, in the order to try them when the tests cannot start on one (docs/runner-protocol.md, "Node versions"). */
+  node_candidates: z.array(z.string()).default([]),
   python: z.string().nullable(),
 });
 

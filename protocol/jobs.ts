@@ -110,8 +110,10 @@ export const jobSchema = z
       .strictObject({
         node: z.string().regex(/^\d+(\.\d+){0,2}$/, "a Node version such as 22 or 20.11").nullable().default(null),
         python: z.string().regex(/^3\.\d+$/, "a Python version such as 3.11").nullable().default(null),
+        /** Why the Worker stated `node`: it fell back from a version the tests could not start on (the install log's first line says so). */
+        node_reason: z.string().max(2000).nullable().default(null),
       })
-      .default({ node: null, python: null }),
+      .default({ node: null, python: null, node_reason: null }),
     coverage_files: reportedPaths.default([]),
     lint: z.strictObject({ files: reportedPaths }).nullable().default(null),
     limits: limitsSchema.default(limitsSchema.parse({})),

@@ -4,7 +4,7 @@
 // goes to stderr, so that a script's stdout (a token, JSON bench lines) stays clean.
 import { spawnSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -79,8 +79,26 @@ function ensureNodeModules() {
   writeFileSync(stampFile, stamp);
 }
 
+// The runner's further Node versions (docs/runner-protocol.md, "Node versions"), in a package
+// of their own: each build's bin is named node and would replace the root's pinned 22.
+function ensureRunnerNodeVersions() {
+  const dir = join(root, "sandbox-runner", "node-versions");
+  const stampFile = join(dir, "node_modules", ".assay-install-stamp");
+  const stamp = createHash("sha256").update(readFileSync(join(dir, "package-lock.json"))).digest("hex");
+  if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
+  log("installing the runner's Node versions (npm ci in sandbox-runner/node-versions)");
+  if (!run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir })) {
+    log("npm ci in sandbox-runner/node-versions failed");
+    process.exit(1);
+  }
+  // Elsewhere than linux-x64 the optional builds are skipped and npm may leave no node_modules.
+  mkdirSync(dirname(stampFile), { recursive: true });
+  writeFileSync(stampFile, stamp);
+}
+
 ensureDebianPackages(aptPackages[target]);
 ensureNodeModules();
+ensureRunnerNodeVersions();
 
 // npm puts node_modules/.bin first on PATH, so the script runs on the pinned Node 22.
 const child = spawn("npm", ["run", "--silent", target, "--", ...args], { cwd: root, stdio: "inherit" });

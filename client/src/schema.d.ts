@@ -2272,6 +2272,8 @@ export interface components {
             install?: {
                 failure: string | null;
                 node: string;
+                /** @default [] */
+                node_candidates: string[];
                 node_note: string;
                 python: string | null;
                 steps: {
@@ -2575,6 +2577,11 @@ export interface components {
                 /** @enum {string|null} */
                 framework: "node-test" | "jest" | "vitest" | "mocha" | "ava" | "tape" | "uvu" | "pytest" | null;
                 install_command: string[] | null;
+                /**
+                 * @description Why node_version is what it is when validation chose it: the tests could not start on the Node versions tried before it
+                 * @default null
+                 */
+                node_reason: string | null;
                 node_version: string | null;
                 python_version: string | null;
                 test_command: string[] | null;

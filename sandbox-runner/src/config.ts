@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -141,14 +141,26 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     pipIndexUrl: e.RUNNER_PIP_INDEX_URL,
     cgroups: e.RUNNER_CGROUPS,
     extraCaCerts: e.RUNNER_EXTRA_CA_CERTS ? resolve(e.RUNNER_EXTRA_CA_CERTS) : null,
-    extraNodeBinaries: e.RUNNER_NODE_BINARIES === undefined ? systemNodeBinaries() : e.RUNNER_NODE_BINARIES.split(",").map((p) => p.trim()).filter(Boolean).map((p) => resolve(p)),
+    extraNodeBinaries: e.RUNNER_NODE_BINARIES === undefined ? [...packagedNodeBinaries(), ...systemNodeBinaries()] : e.RUNNER_NODE_BINARIES.split(",").map((p) => p.trim()).filter(Boolean).map((p) => resolve(p)),
     packageCacheDir: resolve(e.RUNNER_PACKAGE_CACHE_DIR ?? join(resolve(e.RUNNER_WORK_DIR), "package-cache")),
     ...(e.RUNNER_EGRESS_EXTRA_HOSTS !== undefined && { egressExtraHosts: e.RUNNER_EGRESS_EXTRA_HOSTS.split(",").map((h) => h.trim()).filter(Boolean) }),
     ...(e.RUNNER_LINT_MODULES ? { lintModules: resolve(e.RUNNER_LINT_MODULES) } : {}),
   });
 }
 
-/** The system's own Node, when it is not the runner's: a second version repositories may ask for. */
+/**
+ * The LTS builds from the registry in sandbox-runner/node-versions (`node-20`, `node-24`, ...),
+ * newest first; `npm start` and `npm test` install them (scripts/bootstrap.mjs).
+ */
+export function packagedNodeBinaries(dir = join(repoRoot, "sandbox-runner", "node-versions", "node_modules")): string[] {
+  const names = existsSync(dir) ? readdirSync(dir).filter((n) => /^node-\d+$/.test(n)) : [];
+  return names
+    .sort((a, b) => Number(b.slice(5)) - Number(a.slice(5)))
+    .map((n) => join(dir, n, "bin", "node"))
+    .filter((p) => existsSync(p));
+}
+
+/** The system's own Node, when it is not the runner's: a further version repositories may ask for. */
 function systemNodeBinaries(): string[] {
   return ["/usr/bin/node", "/usr/local/bin/node"].filter((p) => existsSync(p) && p !== process.execPath).slice(0, 1);
 }

@@ -62,6 +62,8 @@ type Decision = { ok: true; address: string } | { ok: false; reason: string };
  */
 export class EgressProxy {
   private readonly sockets = new Set<Socket | Duplex>();
+  /** Every refusal's reason so far, each naming its host, in order: what a failed install tried to reach. */
+  readonly refusals: string[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -79,7 +81,10 @@ export class EgressProxy {
       if (!external) return { ok: false, reason: `${name} does not resolve to a public address` };
       return { ok: true, address: external.address };
     };
-    const refuse = (what: string, reason: string) => log("egress_refused", { ...context, target: what, reason });
+    const refuse = (what: string, reason: string) => {
+      proxy.refusals.push(reason);
+      log("egress_refused", { ...context, target: what, reason });
+    };
 
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       void (async () => {

@@ -6,7 +6,8 @@ import { mocha } from "./frameworks/mocha";
 import { nodeTest } from "./frameworks/node-test";
 import { pytest } from "./frameworks/pytest";
 import { splitArgs } from "./frameworks/args";
-import { openRepo, readPackageJson } from "./frameworks/repo";
+import { type BuildStep, buildFirstArgv, runBuildSteps } from "./frameworks/build";
+import { openRepo, type PackageJson, readPackageJson } from "./frameworks/repo";
 import { frameworkOfArgv, scriptCommands } from "./frameworks/script";
 import { tape } from "./frameworks/tape";
 import type { FrameworkModule, ReportFormat, Repo, RunPaths } from "./frameworks/types";
@@ -16,6 +17,8 @@ import type { Framework, Job } from "../../protocol/jobs";
 import type { CoverageDetail } from "./reports";
 import { UnsafeInputError } from "./safe-path";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
+import { packageHolding, requirePackageDir, splitChdir, withChdir, workspacePackages } from "./workspaces";
+import { checkRelativePath } from "../../protocol/paths";
 
 export { type PackageJson, readManifest, readPackageJson } from "./frameworks/repo";
 
@@ -45,10 +48,14 @@ export interface TestPlan {
   framework: Framework;
   /** The command as the job or the repository states it. */
   command: string[];
-  /** The command with report (and coverage) options added, as it is run. */
+  /** The command with report (and coverage) options added, as it is run (after the build, when there is one). */
   argv: string[];
+  /** What the test script builds before its tests (frameworks/build.ts), run before them in every run. */
+  build: BuildStep[];
+  /** The package folder the command runs from (workspace-relative, `env -C`), or "" for the root. */
+  cwd: string;
   /**
-   * Variables for the test process (PYTHONPATH for src/ layouts, a test script's `X=1`).
+   * Variables for the test process (pytest's PYTEST_ADDOPTS and PYTHONPATH, a test script's `X=1`).
    * The runner's own sandbox variables win over these.
    */
   env: Record<string, string>;
@@ -67,38 +74,66 @@ interface Detected {
   env: Record<string, string>;
 }
 
-/** Chooses framework and command: the job's explicit settings win over what the repository declares. */
-export async function planTests(workspace: string, spec: Job["test"], paths: ReportPaths, coverageFiles: string[] = []): Promise<TestPlan> {
-  const pkg = await readPackageJson(workspace);
-  const repo = openRepo(workspace, pkg);
-  const stated = spec.command ? frameworkOfArgv(spec.command, EXECUTABLES) : null;
+/**
+ * Chooses framework and command: the job's explicit settings win over what the repository
+ * declares. In a monorepo whose root test script runs no known runner, the package holding
+ * every one of `testFiles` (root-relative) is tested with its own script from its folder.
+ */
+export async function planTests(
+  workspace: string, spec: Job["test"], paths: ReportPaths, coverageFiles: string[] = [], testFiles: string[] = [],
+): Promise<TestPlan> {
+  const rootPkg = await readPackageJson(workspace);
+  const chdir = spec.command ? splitChdir(spec.command) : null;
+  const cwd = chdir?.dir ?? (spec.command ? "" : await packageToTest(workspace, rootPkg, testFiles));
+  if (cwd) await requirePackageDir(workspace, cwd);
+  const dir = cwd ? join(workspace, cwd) : workspace;
+  const repo = openRepo(dir, cwd ? await readPackageJson(dir) : rootPkg);
+  const given = chdir?.command ?? spec.command;
+  const stated = given ? frameworkOfArgv(given, EXECUTABLES) : null;
   const declared = await detect(repo);
   const framework = spec.framework !== "auto" ? spec.framework : (stated ?? declared?.framework ?? null);
-  if (!framework) throw new UnsafeInputError(spec.command ? `cannot tell which framework ${JSON.stringify(spec.command)} runs; set test.framework` : noFrameworkReason(repo.pkg));
+  if (!framework) throw new UnsafeInputError(given ? `cannot tell which framework ${JSON.stringify(given)} runs; set test.framework` : noFrameworkReason(repo.pkg));
   const module = MODULES.get(framework) as FrameworkModule;
   // A test script for another framework than the job's says nothing about this one's command.
-  const scripted = !spec.command && declared?.framework === framework ? declared : null;
-  const base = spec.command ?? scripted?.command ?? module.defaultCommand;
+  const scripted = !given && declared?.framework === framework ? declared : null;
+  const base = given ?? scripted?.command ?? module.defaultCommand;
   const prefix = module.prefixLength(base);
-  const { command, files } = await selectFiles(workspace, module, base, prefix, spec.files);
+  // The job's files are root-relative; a command run from a package folder names them from there.
+  const jobFiles = spec.files && cwd ? spec.files.map((f) => posix.relative(cwd, f)) : spec.files;
+  const { command, files } = await selectFiles(dir, module, base, prefix, jobFiles);
   const detail = spec.coverage ? await coverageTargets(workspace, module.name, coverageFiles) : { dirs: [], unloaded: new Map<string, number>() };
   const invocation = await module.instrument(command, paths, {
     repo,
     coverage: spec.coverage,
     coverageDirs: detail.dirs,
     files: files ?? [],
-    typescript: module.name === "node-test" && (await listFiles(workspace)).some((f) => TS_TEST_FILE.test(f) && NODE_TEST_FILE.test(posix.basename(f))),
-    srcLayout: module.name === "pytest" && (await hasSrcPackages(workspace)),
+    typescript: module.name === "node-test" && (await listFiles(dir)).some((f) => TS_TEST_FILE.test(f) && NODE_TEST_FILE.test(posix.basename(f))),
+    srcLayout: module.name === "pytest" && (await hasSrcPackages(dir)),
     hidden: spec.canaries === true,
   });
+  const build = runBuildSteps(repo.pkg?.scripts ?? {}, (argv) => frameworkOfArgv(argv, EXECUTABLES) !== null);
   return {
     framework: module.name,
-    command,
-    argv: invocation.argv,
+    command: withChdir(cwd, command),
+    argv: withChdir(cwd, buildFirstArgv(paths, build, invocation.argv)),
+    build,
+    cwd,
     env: { ...scripted?.env, ...invocation.env },
     report: module.report,
     coverage: { files: spec.coverage ? coverageFiles : [], unloaded: detail.unloaded },
   };
+}
+
+/**
+ * The workspace package to test from its own folder, or "" for the root: only when the root's
+ * test script runs no known runner itself (`npm test --workspaces`, `lerna run test`), since a
+ * root runner (jest projects, a vitest workspace) already covers every package.
+ */
+async function packageToTest(workspace: string, pkg: PackageJson | null, testFiles: string[]): Promise<string> {
+  if (testFiles.length === 0) return "";
+  const packages = await workspacePackages(workspace, pkg);
+  if (packages.length === 0 || (await scriptedRunner(openRepo(workspace, pkg))) !== null) return "";
+  return packageHolding(packages, testFiles) ?? "";
 }
 
 function noFrameworkReason(pkg: Awaited<ReturnType<typeof readPackageJson>>): string {
@@ -111,15 +146,46 @@ function noFrameworkReason(pkg: Awaited<ReturnType<typeof readPackageJson>>): st
 
 /** What the repository declares: its test script first, then config files and dependencies, then test files. */
 async function detect(repo: Repo): Promise<Detected | null> {
-  for (const found of scriptCommands(repo.pkg?.scripts ?? {})) {
-    const framework = frameworkOfArgv(found.argv, EXECUTABLES);
-    if (framework) return { framework, command: framework === "node-test" ? nodeScriptCommand(found.argv) : found.argv, env: found.env };
-  }
+  const scripted = await scriptedRunner(repo);
+  if (scripted) return scripted;
   for (const module of DECLARED_ORDER) if (await module.declared(repo)) return { framework: module.name, command: null, env: {} };
   if (await anyFile(repo.workspace, ["", "src"], (n) => NODE_TEST_FILE.test(n))) return { framework: "node-test", command: null, env: {} };
   if (await anyFile(repo.workspace, ["test", "tests", "__tests__"], (n) => /\.(c|m)?js$/.test(n))) return { framework: "node-test", command: null, env: {} };
   if (await anyFile(repo.workspace, ["", "test", "tests", "src"], (n) => PY_TEST_FILE.test(n))) return { framework: "pytest", command: null, env: {} };
   return null;
+}
+
+/** The first runner the test script invokes: a known runner's executable, or plain `node` on a node:test entry file. */
+async function scriptedRunner(repo: Repo): Promise<Detected | null> {
+  for (const found of scriptCommands(repo.pkg?.scripts ?? {})) {
+    const framework = frameworkOfArgv(found.argv, EXECUTABLES);
+    if (framework) return { framework, command: framework === "node-test" ? nodeScriptCommand(found.argv) : found.argv, env: found.env };
+    if (await runsNodeTestEntry(repo.workspace, found.argv)) return { framework: "node-test", command: found.argv, env: found.env };
+  }
+  return null;
+}
+
+const NODE_TEST_IMPORT = /["']node:test["']/;
+const ENTRY_MAX_BYTES = 1024 * 1024;
+
+/**
+ * `node [options] test/index.js`: a plain script run by node is a node:test run when the file,
+ * or a script beside it that it loads, imports node:test. Node's test runner reports such a
+ * run through `--test-reporter` like `node --test` does (node-test.ts runs it under `--test`).
+ */
+async function runsNodeTestEntry(dir: string, argv: string[]): Promise<boolean> {
+  if ((argv[0] ?? "") !== "node") return false;
+  const entry = splitArgs(argv.slice(1), nodeTest.valuedOptions).positional[0];
+  const verdict = entry === undefined ? null : checkRelativePath(entry);
+  if (!verdict?.ok || !SCRIPT_FILE.test(verdict.path) || !(await lstatNoLinks(dir, verdict.path))?.isFile()) return false;
+  const folder = posix.dirname(verdict.path);
+  const names = folder === "." || (await lstatNoLinks(dir, folder))?.isDirectory() ? await readdir(join(dir, folder)).catch(() => [] as string[]) : [];
+  const candidates = [posix.basename(verdict.path), ...names.filter((n) => SCRIPT_FILE.test(n) && n !== posix.basename(verdict.path)).slice(0, 50)];
+  for (const name of candidates) {
+    const text = await readRegularFile(join(dir, folder, name), ENTRY_MAX_BYTES);
+    if (text && NODE_TEST_IMPORT.test(text.toString("utf8"))) return true;
+  }
+  return false;
 }
 
 /** A `node --test …` script as it is run: odd arguments make it plain `node --test`. */

@@ -17,13 +17,15 @@ export const JS_HARNESS = [
   "**/package.json", "**/package-lock.json", "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml", "**/pnpm-workspace.yaml", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/.pnpmfile.cjs",
   "**/tsconfig*.json", "**/jsconfig*.json", "**/.babelrc", "**/.babelrc.*", "**/babel.config.*", "**/.swcrc", "**/.env", "**/.env.*", "**/node.config.json",
   "**/node_modules/**", "**/.yarn/**", "**/.pnp.*",
+  // Bundlers' configuration, code a test script's build runs before the tests (frameworks/build.ts).
+  "**/rollup.config.*", "**/webpack.config.*", "**/esbuild.config.*", "**/tsup.config.*", "**/build.config.*", "**/vite.config.*",
 ];
 
 /** Python's start-up hooks and the modules a test run imports before any test. */
 export const PYTHON_HARNESS = [
   "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/.coveragerc",
   "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
-  "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov}.py", "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov}/**",
+  "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov,assay_pytest}.py", "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov,assay_pytest}/**",
   "**/.venv/**", "**/venv/**",
   // Installed-package metadata on sys.path: its entry points load pytest plugins by themselves.
   "**/*.dist-info/**", "**/*.egg-info/**", "**/*.egg-link", "**/entry_points.txt",

@@ -51,6 +51,24 @@ const REQUIREMENT_FILES = [
 ];
 const TEST_EXTRAS = ["test", "tests", "testing"];
 
+/**
+ * Set for every install step: packages whose install scripts download a browser or a binary
+ * from a host prepare jobs cannot reach skip it, so the repository's own scripts (a monorepo's
+ * postinstall) still run instead of the install falling back to no scripts at all.
+ */
+export const SKIP_DOWNLOADS: Readonly<Record<string, string>> = {
+  PUPPETEER_SKIP_DOWNLOAD: "1",
+  PUPPETEER_SKIP_CHROMIUM_DOWNLOAD: "1",
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: "1",
+  CYPRESS_INSTALL_BINARY: "0",
+  ELECTRON_SKIP_BINARY_DOWNLOAD: "1",
+  CHROMEDRIVER_SKIP_DOWNLOAD: "true",
+  GECKODRIVER_SKIP_DOWNLOAD: "true",
+  SENTRYCLI_SKIP_DOWNLOAD: "1",
+  // husky's prepare script wants a git repository, which a snapshot is not.
+  HUSKY: "0",
+};
+
 /** pnpm and yarn as fetched from the registry when the repository does not pin one. */
 export const PNPM_DEFAULT = "pnpm@9.15.9";
 export const YARN_CLASSIC = "yarn@1.22.22";
@@ -105,25 +123,53 @@ function extrasOf(pyproject: string): string[] {
 export interface NodeChoice {
   version: string;
   note: string;
+  /**
+   * The versions the repository's engines.node / .nvmrc admit (all of them when it asks for
+   * none), in the order the Worker tries them when the tests cannot start: the one the
+   * repository alone would get first, then the others newest first. Empty when it admits none.
+   */
+  candidates: string[];
 }
 
 /**
- * The Node a job runs on: the stated version, else the highest one the repository's range
- * admits; the runner's default when it states nothing, or asks for a version the runner does
- * not have (the note says so, and the install log carries it).
+ * The Node a job runs on: the stated version, else the one the repository's range admits,
+ * the runner's default when it does (the Node most projects are tested on), else the highest;
+ * the default when it states nothing, or asks for a version the runner does not have (the note
+ * says so, and the install log carries it). `reason`: why the Worker stated the version (it
+ * fell back from one that could not start the tests), for the note.
  */
-export function chooseNode(range: string | null, available: string[], stated: string | null): NodeChoice {
+export function chooseNode(range: string | null, available: string[], stated: string | null, reason: string | null = null): NodeChoice {
   const fallback = available[0] as string;
-  const wanted = stated ?? range;
-  if (!wanted) return { version: fallback, note: `Node ${fallback} (the runner's default; the repository names no version)` };
-  const asRange = nodeRangeOf(wanted);
-  const match = asRange ? semver.maxSatisfying(available, asRange) : null;
-  const source = stated ? "the stated version" : "the repository's engines.node / .nvmrc";
-  if (match) return { version: match, note: `Node ${match} (${source}: ${wanted})` };
+  const candidates = nodeCandidates(range, available);
+  if (stated) {
+    const match = pick(nodeRangeOf(stated), available);
+    if (match) return { version: match, note: `Node ${match} (${reason ?? `the stated version: ${stated}`})`, candidates };
+    return { version: fallback, note: `Node ${fallback}: the stated version ${JSON.stringify(stated)} is none of the runner's versions (${available.join(", ")}); using the default`, candidates };
+  }
+  if (!range) return { version: fallback, note: `Node ${fallback} (the runner's default; the repository names no version)`, candidates };
+  const match = candidates[0];
+  if (match) return { version: match, note: `Node ${match} (the repository's engines.node / .nvmrc: ${range})`, candidates };
   return {
     version: fallback,
-    note: `Node ${fallback}: ${source} asks for ${JSON.stringify(wanted)}, which none of the runner's versions (${available.join(", ")}) satisfies; using the default`,
+    note: `Node ${fallback}: the repository's engines.node / .nvmrc asks for ${JSON.stringify(range)}, which none of the runner's versions (${available.join(", ")}) satisfies; using the default`,
+    candidates,
   };
+}
+
+function nodeCandidates(range: string | null, available: string[]): string[] {
+  const admitted = range === null ? "*" : nodeRangeOf(range);
+  const first = pick(admitted, available);
+  if (!first) return [];
+  const others = available.filter((v) => v !== first && semver.satisfies(v, admitted as string)).sort(semver.rcompare);
+  return [first, ...others];
+}
+
+/** The default when `range` admits it, else the highest version it admits. */
+function pick(range: string | null, available: string[]): string | null {
+  if (!range) return null;
+  const fallback = available[0];
+  if (fallback && semver.satisfies(fallback, range)) return fallback;
+  return semver.maxSatisfying(available, range);
 }
 
 /** `.nvmrc` forms (v20.11.0, 20, lts/iron, node) and engines ranges as a semver range, or null. */
@@ -146,7 +192,8 @@ const IGNORE_SCRIPTS_NOTE = "installed again without install scripts: the depend
 
 function nodeSteps(facts: RepoFacts): InstallStep[] {
   if (!facts.pkg || (!facts.hasDependencies && !facts.lockfile)) return [];
-  const pinned = (tool: string) => (facts.packageManager?.startsWith(`${tool}@`) ? facts.packageManager : null);
+  // corepack writes the tarball's hash after the version ("pnpm@9.15.0+sha512.…"); npm wants the version alone.
+  const pinned = (tool: string) => (facts.packageManager?.startsWith(`${tool}@`) ? facts.packageManager.replace(/\+.*$/, "") : null);
   const exec = (spec: string, bin: string, args: string[]) => ["npm", "exec", "--yes", `--package=${spec}`, "--", bin, ...args];
   const step = (name: string, argv: string[], again: string[]): InstallStep => ({
     name,
@@ -163,12 +210,61 @@ function nodeSteps(facts: RepoFacts): InstallStep[] {
     case "yarn":
       return [step("yarn install --frozen-lockfile", exec(YARN_CLASSIC, "yarn", ["install", "--frozen-lockfile", "--non-interactive"]), ["--ignore-scripts"])];
     case "yarn-berry": {
-      const spec = pinned("yarn")?.replace(/^yarn@/, "@yarnpkg/cli-dist@") ?? YARN_BERRY_DEFAULT;
+      const version = pinned("yarn")?.replace(/^yarn@/, "");
+      const spec = version ? `@yarnpkg/cli-dist@${yarnBerryDist(version)}` : YARN_BERRY_DEFAULT;
       return [{ name: "yarn install --immutable", argv: exec(spec, "yarn", ["install", "--immutable"]) }];
     }
     default:
       return [step("npm install", ["npm", "install", ...NPM_FLAGS], ["--ignore-scripts"])];
   }
+}
+
+/**
+ * The @yarnpkg/cli-dist version for a pinned yarn: the pin itself, except yarn 2 before 2.4.1,
+ * which was never published there: yarn 2's last release instead.
+ */
+function yarnBerryDist(version: string): string {
+  return semver.valid(version) && semver.satisfies(version, "2.0.0 - 2.4.0", { includePrerelease: true }) ? "2.4.2" : version;
+}
+
+/**
+ * The package managers' settings in a prepare job: the runner's registries, reached through
+ * the egress proxy at `proxy` when there is one, with one retry at most, so a host that
+ * cannot be reached fails the step in seconds.
+ */
+export function installEnv(registries: { npm: string; pip: string }, proxy: string | null): Record<string, string> {
+  const npm = new URL(registries.npm);
+  const env: Record<string, string> = {
+    npm_config_registry: registries.npm,
+    npm_config_cache: "/tmp/.npm",
+    npm_config_update_notifier: "false",
+    npm_config_fetch_retries: "1",
+    npm_config_fetch_retry_mintimeout: "2000",
+    npm_config_fetch_retry_maxtimeout: "10000",
+    // yarn Berry reads neither npm's settings nor HTTP(S)_PROXY, and its own settings from
+    // the environment win over the project's .yarnrc.yml: without these it fetches from its
+    // default host, directly, which the sandbox cannot reach, and retries each package.
+    YARN_NPM_REGISTRY_SERVER: registries.npm.replace(/\/+$/, ""),
+    YARN_HTTP_RETRY: "1",
+    ...(npm.protocol === "http:" && { YARN_UNSAFE_HTTP_WHITELIST: npm.hostname }),
+    YARN_ENABLE_TELEMETRY: "0",
+    // The test runs and the runner's reporters load the framework from node_modules; Plug'n'Play
+    // would need every process of theirs started with the project's .pnp.cjs.
+    YARN_NODE_LINKER: "node-modules",
+    YARN_ENABLE_GLOBAL_CACHE: "false",
+    // yarn 1 refuses a project whose packageManager names another yarn, asking for corepack; its
+    // lockfile is yarn 1's, and yarn 1 is what installs it.
+    SKIP_YARN_COREPACK_CHECK: "1",
+    PIP_INDEX_URL: registries.pip,
+    PIP_DISABLE_PIP_VERSION_CHECK: "1",
+    PIP_NO_INPUT: "1",
+    PIP_RETRIES: "1",
+    PIP_TIMEOUT: "20",
+  };
+  if (proxy) {
+    for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "npm_config_proxy", "npm_config_https_proxy", "YARN_HTTP_PROXY", "YARN_HTTPS_PROXY"]) env[name] = proxy;
+  }
+  return env;
 }
 
 const VENV_PIP = [".venv/bin/python", "-m", "pip", "install"];
@@ -221,6 +317,8 @@ const EACH_REQUIREMENT = [
   'exit $failed',
 ].join("\n");
 
+const PROXY_REFUSAL = /403 Forbidden|egress (?:proxy )?refused|not an allowed registry/i;
+
 const HINTS: Array<[RegExp, (m: RegExpMatchArray) => string]> = [
   [
     /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|UNABLE_TO_VERIFY_LEAF_SIGNATURE|CERTIFICATE_VERIFY_FAILED|self[- ]signed certificate in certificate chain/i,
@@ -231,7 +329,7 @@ const HINTS: Array<[RegExp, (m: RegExpMatchArray) => string]> = [
   [/ERR_PNPM_OUTDATED_LOCKFILE|frozen-lockfile.*(outdated|not up to date)|lockfile needs to be updated/i, () => "the lockfile does not match package.json: commit an updated lockfile, or state an install command without --frozen-lockfile"],
   [/No matching distribution found for ([^\s]+)/, (m) => `the package index has no ${m[1]}: remove it from the requirements, or state an install command`],
   [/(?:getaddrinfo )?(?:ENOTFOUND|EAI_AGAIN) ([\w.-]+)/, (m) => `an install step tried to reach ${m[1]}, which prepare jobs cannot reach (only the package registries): state an install command that skips it, e.g. with --ignore-scripts`],
-  [/403 Forbidden|egress (?:proxy )?refused|not an allowed registry/i, () => "an install step tried to reach a host other than the package registries, which prepare jobs cannot reach: state an install command that skips it"],
+  [PROXY_REFUSAL, () => "an install step tried to reach a host other than the package registries, which prepare jobs cannot reach: state an install command that skips it"],
   [/ETARGET|notarget|No matching version found for ([^\s]+)/, (m) => `the registry has no version matching ${m[1] ?? "a dependency"}: check the lockfile`],
   [/E404|404 Not Found/, () => "a package was not found on the registry (a private package?): state an install command, or make the package public"],
   [/ENOSPC|no space left/i, () => "the workspace ran out of space: raise the job's workspace limit"],
@@ -240,13 +338,24 @@ const HINTS: Array<[RegExp, (m: RegExpMatchArray) => string]> = [
 /** Lines that end a failed tool's output without saying why it failed. */
 const LOG_NOISE = /complete log of this run can be found|^npm (error|ERR!)\s*$|^npm (error|ERR!) (errno|code) |--- pip install /i;
 
-/** Why a step failed, from the end of its log: the first known cause, or the log's last line. */
-export function explainInstallFailure(step: string, exitCode: number | null, log: string): string {
+/**
+ * Why a step failed, from the end of its log: the first known cause, or the log's last line.
+ * `refused` are the egress proxy's reasons for what the step tried to reach: they name the
+ * host where the tool's own message may not (a refused CONNECT is a bare 403 to the tool).
+ */
+export function explainInstallFailure(step: string, exitCode: number | null, log: string, refused: readonly string[] = []): string {
   for (const [pattern, explain] of HINTS) {
     const match = log.match(pattern);
-    if (match) return `${step} failed: ${explain(match)}`;
+    if (match) return `${step} failed: ${pattern === PROXY_REFUSAL && refused.length > 0 ? refusedHint(refused) : explain(match)}`;
   }
+  if (refused.length > 0) return `${step} failed: ${refusedHint(refused)}`;
   const last = log.split("\n").map((l) => l.trim()).filter((l) => l && !LOG_NOISE.test(l)).slice(-1)[0] ?? "";
   const exit = exitCode === null ? "it was killed" : `exit code ${exitCode}`;
   return `${step} failed (${exit})${last ? `: ${last.slice(0, 300)}` : ""}`;
+}
+
+function refusedHint(refused: readonly string[]): string {
+  const reasons = [...new Set(refused)];
+  const listed = `${reasons.slice(0, 3).join("; ")}${reasons.length > 3 ? `; and ${reasons.length - 3} more` : ""}`;
+  return `the egress proxy refused what it tried to reach (${listed}): prepare jobs reach only the runner's package registries, at public addresses; state an install command that skips the rest`;
 }

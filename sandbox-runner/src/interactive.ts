@@ -208,23 +208,23 @@ export function startInteractive(ctx: InteractiveContext, request: InteractiveRe
     let launch: Launch | null = ctx.sandbox.launch(request.slot, request.limits, true);
     try {
       const { workspace, output } = await createJobDirs(jobDir);
-      const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, request.snapshot ?? null, request.environment ?? null, leases);
+      const { tree, placed } = await placeArtifacts(ctx.cache, workspace, request.snapshot ?? null, request.environment ?? null, leases);
       for (const f of files) {
         if (f.content === null) await deleteWorkspacePath(workspace, f.path);
         else await writeWorkspaceFile(workspace, f.path, f.content);
       }
       const unsafe = ctx.sandbox.unsafe;
-      await mountEnvironment(workspace, mounts, unsafe);
+      await mountEnvironment(workspace, placed, unsafe);
       const owner = ctx.sandbox.ownerFor(request.slot);
       if (owner) await chownTree([workspace, output], owner);
       if (abort.signal.aborted) return null;
       setupMs = Math.round(performance.now() - requestedAt);
       const launched = launch;
       launch = null;
-      const env = interactiveEnv(mounts, unsafe ? workspace : SANDBOX_PATHS.workspace);
+      const env = interactiveEnv(placed.mounts, unsafe ? workspace : SANDBOX_PATHS.workspace);
       const started = await ctx.sandbox.start(
         {
-          workspace, output, reportsDir: null, readOnlyMounts: unsafe ? [] : mounts, egressSocket: null,
+          workspace, output, reportsDir: null, readOnlyMounts: unsafe ? [] : placed.mounts, egressSocket: null,
           command, env, limits: request.limits, slot: request.slot, signal: abort.signal, stdin: true,
         },
         launched,

@@ -1,23 +1,24 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { lchown, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, symlink, unlink } from "node:fs/promises";
+import { lchown, mkdir, readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ArchivePolicy } from "./archive";
-import { createArchive } from "./archive";
+import { createArchive, inspectArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
 import type { RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { describeNamedTests, describeReach, frameworkReach, namedHiddenTests, RUNNER_INTERNALS } from "./framework-reach";
 import { HARNESS_GLOBS, INTERNALS, planTests, type TestPlan } from "./frameworks";
+import { buildFailure, describeBuildFailure } from "./frameworks/build";
 import { taskHarness } from "./harness-files";
-import { chooseNode, explainInstallFailure, type InstallStep, planInstall, readRepoFacts, type NodeChoice } from "./install";
+import { chooseNode, explainInstallFailure, installEnv, type InstallStep, planInstall, readRepoFacts, type NodeChoice, SKIP_DOWNLOADS } from "./install";
 import type { InstallCache } from "./install-cache";
 import { EgressProxy, type EgressTarget } from "./egress-proxy";
 import type { Callback, InstallReport, LintReport, TestResult } from "../../protocol/callback";
 import type { Artifact, Job } from "../../protocol/jobs";
 import type { Logger } from "./log";
 import { tail } from "./output-capture";
-import { applyPatch } from "./patches";
+import { applyPatch, patchPaths } from "./patches";
 import { LINT_LIMITS, type LintInput, runLint, stageLintFiles } from "./lint";
 import { countResults, parseLcov, parseTestReport, ReportError, toJUnit } from "./reports";
 import { ReportChannel } from "./report-channel";
@@ -28,7 +29,8 @@ import {
   SANDBOX_PATHS, type SandboxPaths, type SandboxResult,
 } from "./sandbox";
 import { TransferError, upload } from "./transfer";
-import { deleteWorkspacePath, ensureWorkspaceDirectory, writeWorkspaceFile } from "./workspace-fs";
+import { copyInstallOutput, environmentLayout, installOutput, listOwnTree } from "./environment";
+import { deleteWorkspacePath, ensureWorkspaceDirectory, writeWorkspaceFile, writeWorkspaceLink } from "./workspace-fs";
 
 export interface ExecutionContext {
   config: RunnerConfig;
@@ -58,7 +60,6 @@ export interface JobOutcome {
 
 const SNAPSHOT_POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 2 * 1024 ** 3, maxEntries: 200_000, systemLinkPrefixes: [] };
 const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 1024 ** 3, maxEntries: 1_000_000, systemLinkPrefixes: ["/usr/"] };
-const ENVIRONMENT_ENTRIES = ["node_modules", ".venv"];
 const REPORT_MAX_BYTES = 64 * 1024 * 1024;
 const LOG_TAIL_BYTES = 8192;
 /** The port the egress bridge listens on inside a prepare job's sandbox (its own loopback). */
@@ -95,7 +96,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     // steps are sandbox runs of their own (runInstall).
     launch = job.kind === "test" ? ctx.sandbox.launch(slot, job.limits) : null;
     const [{ workspace, output }] = await dirs;
-    const { tree, mounts } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
+    const { tree, placed } = await placeArtifacts(ctx.cache, workspace, job.snapshot, job.kind === "test" ? job.environment : null, leases);
     // A hidden-test run keeps the task's harness: which overlay paths are harness is read from the task's version, before the overlay is written.
     const hiddenRun = job.kind === "test" && job.test.canaries;
     const applySection = (section: string, i: number) =>
@@ -119,7 +120,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
 
     const unsafe = ctx.sandbox.unsafe;
     const inside: SandboxPaths = unsafe ? { workspace, output, nodeBinDir: dirname(ctx.config.nodeBinary), toolsDir: ctx.sandbox.toolsDir } : SANDBOX_PATHS;
-    await mountEnvironment(workspace, mounts, unsafe);
+    await mountEnvironment(workspace, placed, unsafe);
     const reportsInside = unsafe ? (reportsDir ?? "") : REPORTS_DIR;
     const reportPaths = {
       junit: `${reportsInside}/junit`,
@@ -128,7 +129,9 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       node: `${inside.nodeBinDir}/node`,
       tools: inside.toolsDir,
     };
-    const plan = await planTests(workspace, job.test, reportPaths, job.coverage_files).catch((err: unknown) => {
+    // Which workspace package holds the tests: the files named, else those the test patch touches.
+    const testFiles = job.test.files ?? job.patches.flatMap((diff) => patchPaths(diff));
+    const plan = await planTests(workspace, job.test, reportPaths, job.coverage_files, testFiles).catch((err: unknown) => {
       if (job.kind === "prepare" && err instanceof UnsafeInputError) return null;
       throw err;
     });
@@ -136,7 +139,7 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
     result.command = plan?.command ?? null;
 
     const facts = await readRepoFacts(workspace);
-    const node = chooseNode(facts.nodeRange, ctx.sandbox.nodeVersions, job.runtime.node);
+    const node = chooseNode(facts.nodeRange, ctx.sandbox.nodeVersions, job.runtime.node, job.runtime.node_reason);
     if (job.kind === "prepare") {
       const owner = ctx.sandbox.ownerFor(slot);
       if (owner) await chownTree([workspace, output], owner);
@@ -147,13 +150,16 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       const reused = installKey ? await ctx.installCache.find(installKey) : null;
       if (reused && (await tryUpload(job.uploads.environment as string, await readFile(reused.archive), "application/gzip", ctx, job))) {
         const log = Buffer.from(`# ${node.note}\n# the environment of an identical earlier install (same steps, Node, manifests and lockfiles) was reused\n`);
-        [result.status, result.environment, result.install] = ["SUCCEEDED", { sha256: reused.sha256, size: reused.size }, reused.report];
+        // The same steps on the same Node, but this job's reasons for that Node.
+        const install = { ...reused.report, node_note: node.note, node_candidates: node.candidates };
+        [result.status, result.environment, result.install] = ["SUCCEEDED", { sha256: reused.sha256, size: reused.size }, install];
         result.log_tail = log.toString();
         uploads.push(tryUpload(job.uploads.log, log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
           result.artifacts.log = ok;
         }));
         return outcome;
       }
+      const before = await listOwnTree(workspace);
       const installed = await runInstall(job, ctx, { workspace, output, jobDir, slot, signal, inside, node, times, steps });
       result.timings.run_ms = Math.round(performance.now() - runStart.at);
       result.install = installed.report;
@@ -162,15 +168,17 @@ export async function executeJob(job: Job, ctx: ExecutionContext, slot: number, 
       uploads.push(tryUpload(job.uploads.log, installed.log, "text/plain; charset=utf-8", ctx, job).then((ok) => {
         result.artifacts.log = ok;
       }));
-      await finishPrepare(job, ctx, installed, workspace, jobDir, result, installKey);
+      await finishPrepare(job, ctx, installed, { workspace, before }, jobDir, result, installKey);
       return outcome;
     }
     const env = { ...plan?.env, ...sandboxEnv(ctx.config, job, inside, reportPaths, false) };
+    // A package's own node_modules/.bin comes before the root's, as its package manager runs it.
+    if (plan?.cwd) env.PATH = `${inside.workspace}/${plan.cwd}/node_modules/.bin:${env.PATH}`;
     const command = (plan as TestPlan).argv;
     // The sandbox sets itself up while the steps below finish the workspace; the command waits for `run`.
     opened = await ctx.sandbox.open(
       {
-        workspace, output, reportsDir, readOnlyMounts: unsafe ? [] : mounts,
+        workspace, output, reportsDir, readOnlyMounts: unsafe ? [] : placed.mounts,
         egressSocket: null, command, env, limits: job.limits, slot, signal, nodeVersion: node.version,
       },
       launch,
@@ -241,9 +249,11 @@ async function finishTest(
   const junit = reports.junit.bytes;
   let tests: TestResult[] = [];
   let reportProblem: string | null = reports.junit.overflow ? `the JUnit report is larger than ${REPORT_MAX_BYTES} bytes` : null;
-  if (junit) {
+  // A failed build step ends the run before any test, leaving its record where the report goes.
+  const buildFailed = plan.build.length > 0 && junit ? buildFailure(junit.toString("utf8")) : null;
+  if (junit && !buildFailed) {
     try {
-      tests = parseTestReport(plan.report, junit.toString("utf8"), insideWorkspace);
+      tests = parseTestReport(plan.report, junit.toString("utf8"), insideWorkspace, plan.cwd);
     } catch (err) {
       if (!(err instanceof ReportError)) throw err;
       reportProblem = err.message;
@@ -287,6 +297,7 @@ async function finishTest(
   else if (run.killedFor === "wall") [result.status, result.reason] = ["TIMED_OUT", `wall-clock limit of ${job.limits.wall_ms} ms reached; the process tree was killed`];
   else if (run.spawnError) [result.status, result.reason] = ["ERROR", `could not start the sandbox: ${run.spawnError}`];
   else if (run.killedFor) [result.status, result.reason] = ["FAILED", KILL_REASONS[run.killedFor](job)];
+  else if (buildFailed) [result.status, result.reason] = ["FAILED", describeBuildFailure(buildFailed)];
   else if (reportProblem) [result.status, result.reason] = ["FAILED", `${reportProblem} (${exit})`];
   else if (tests.length === 0) {
     result.status = "FAILED";
@@ -300,8 +311,9 @@ async function finishTest(
  * Only a job stopped as a whole (shutdown, its time limit) ends here.
  */
 async function finishPrepare(
-  job: Job, ctx: ExecutionContext, installed: Installed, workspace: string, jobDir: string, result: Callback, installKey: string | null,
+  job: Job, ctx: ExecutionContext, installed: Installed, tree: { workspace: string; before: Set<string> }, jobDir: string, result: Callback, installKey: string | null,
 ): Promise<void> {
+  const { workspace } = tree;
   if (installed.stopped === "aborted") throw new UnsafeInputError(SHUTDOWN_REASON);
   if (installed.stopped === "wall") {
     const step = installed.report.steps.at(-1)?.name ?? "the install";
@@ -310,24 +322,31 @@ async function finishPrepare(
   }
   if (installed.spawnError) throw new UnsafeInputError(`could not start the sandbox: ${installed.spawnError}`);
 
-  const entries: string[] = [];
-  for (const name of ENVIRONMENT_ENTRIES) {
-    if ((await lstat(join(workspace, name)).catch(() => null))?.isDirectory()) entries.push(name);
+  const entries = await installOutput(workspace, tree.before);
+  if (entries.length === 0) {
+    result.status = "SUCCEEDED";
+    return;
   }
-  result.status = "SUCCEEDED";
-  if (entries.length === 0) return;
-  if (entries.includes("node_modules")) {
-    for (const dir of NODE_MODULES_SCRATCH) await ensureWorkspaceDirectory(workspace, `node_modules/${dir}`);
+  for (const entry of entries.filter(isNodeModules)) {
+    for (const dir of NODE_MODULES_SCRATCH) await ensureWorkspaceDirectory(workspace, `${entry}/${dir}`);
   }
   const archive = join(jobDir, "environment.tar.gz");
   await createArchive(workspace, entries, archive);
+  // Test jobs refuse an environment with a link out of the workspace: said here, with the link named.
+  await inspectArchive(archive, ENVIRONMENT_POLICY).catch((err: unknown) => {
+    throw err instanceof UnsafeInputError ? new UnsafeInputError(`the install left what no test run may use: ${err.message}`) : err;
+  });
+  result.status = "SUCCEEDED";
   const sha256 = await sha256File(archive);
   const size = (await stat(archive)).size;
   if (!(await tryUpload(job.uploads.environment as string, await readFile(archive), "application/gzip", ctx, job))) {
     throw new TransferError("could not upload the environment archive");
   }
   await ctx.cache.adopt("environment", sha256, async (dir) => {
-    for (const name of entries) await rename(join(workspace, name), join(dir, name));
+    for (const name of entries) {
+      await mkdir(dirname(join(dir, name)), { recursive: true });
+      await rename(join(workspace, name), join(dir, name));
+    }
   });
   result.environment = { sha256, size };
   if (installKey) await ctx.installCache.store(installKey, archive, { sha256, size, report: installed.report });
@@ -362,7 +381,7 @@ interface InstallPlace {
 async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace): Promise<Installed> {
   const { node, inside, steps } = place;
   const python = ctx.sandbox.pythonVersion;
-  const report: InstallReport = { steps: [], failure: null, node: node.version, node_note: node.note, python: steps.some((s) => s.argv[0]?.includes("python")) ? python : null };
+  const report: InstallReport = { steps: [], failure: null, node: node.version, node_note: node.note, node_candidates: node.candidates, python: steps.some((s) => s.argv[0]?.includes("python")) ? python : null };
   const log: Buffer[] = [Buffer.from(`# ${node.note}\n`)];
   const installed: Installed = { report, log: Buffer.alloc(0), exitCode: null, stopped: null, spawnError: null };
   if (job.runtime.python && python && !python.startsWith(`${job.runtime.python}.`) && python !== job.runtime.python) {
@@ -403,6 +422,7 @@ async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace):
     const command = proxy ? [`${inside.nodeBinDir}/node`, `${inside.toolsDir}/egress-bridge.mjs`, EGRESS_SOCKET, String(PROXY_PORT), ...argv] : argv;
     log.push(Buffer.from(`\n==> ${name}\n`));
     const started = performance.now();
+    const refusedBefore = proxy?.refusals.length ?? 0;
     const run = await ctx.sandbox.run({
       workspace: place.workspace, output: place.output, reportsDir: null, readOnlyMounts: [], egressSocket: proxy?.socketPath ?? null,
       command, env, limits: { ...job.limits, wall_ms: remaining }, slot: place.slot, signal: place.signal, nodeVersion: node.version,
@@ -416,7 +436,7 @@ async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace):
       ? null
       : run.killedFor && run.killedFor !== "wall" && run.killedFor !== "aborted"
         ? `${name} failed: ${KILL_REASONS[run.killedFor](job)}`
-        : explainInstallFailure(name, run.exitCode, text);
+        : explainInstallFailure(name, run.exitCode, text, proxy?.refusals.slice(refusedBefore));
     report.steps.push({ name, exit_code: run.exitCode, ok, duration_ms: Math.round(performance.now() - started), hint });
     if (!ok) log.push(Buffer.from(`# ${hint}\n`));
     if (run.spawnError) installed.spawnError = run.spawnError;
@@ -487,43 +507,23 @@ function sandboxEnv(config: RunnerConfig, job: Job, inside: SandboxPaths, report
     ASSAY_WORKSPACE: inside.workspace,
   };
   if (reports) Object.assign(env, { ASSAY_JUNIT_PATH: reports.junit, ASSAY_LCOV_PATH: reports.lcov });
-  if (job.kind === "prepare" && viaProxy) {
-    const proxy = `http://127.0.0.1:${PROXY_PORT}`;
-    Object.assign(env, {
-      HTTP_PROXY: proxy,
-      HTTPS_PROXY: proxy,
-      http_proxy: proxy,
-      https_proxy: proxy,
-      npm_config_proxy: proxy,
-      npm_config_https_proxy: proxy,
-    });
-  }
   if (job.kind === "prepare") {
-    Object.assign(env, {
-      npm_config_registry: config.npmRegistry,
-      npm_config_cache: "/tmp/.npm",
-      npm_config_update_notifier: "false",
-      // A registry that cannot be reached fails the step in seconds, not after npm's minutes of retries.
-      npm_config_fetch_retries: "1",
-      npm_config_fetch_retry_mintimeout: "2000",
-      npm_config_fetch_retry_maxtimeout: "10000",
-      YARN_ENABLE_TELEMETRY: "0",
-      YARN_NODE_LINKER: "node-modules",
-      YARN_ENABLE_GLOBAL_CACHE: "false",
-      PIP_INDEX_URL: config.pipIndexUrl,
-      PIP_DISABLE_PIP_VERSION_CHECK: "1",
-      PIP_NO_INPUT: "1",
-      PIP_RETRIES: "1",
-      PIP_TIMEOUT: "20",
-    });
+    Object.assign(env, installEnv({ npm: config.npmRegistry, pip: config.pipIndexUrl }, viaProxy ? `http://127.0.0.1:${PROXY_PORT}` : null), SKIP_DOWNLOADS);
   }
   return env;
 }
 
-/** A prepared environment's top-level entry (node_modules, .venv), mounted read-only at `inside` in the workspace. */
+/** A prepared environment's dependency directory (node_modules, .venv), mounted read-only at `inside` in the workspace. */
 export interface Mount {
   host: string;
   inside: string;
+}
+
+/** A prepared environment as a test job places it: its dependency directories, and its own files (environment.ts). */
+export interface PlacedEnvironment {
+  mounts: Mount[];
+  /** The environment's directory in the cache, and its entries copied into the workspace. */
+  copies: { from: string; paths: string[] };
 }
 
 /** A job's directory: the workspace and the scratch output, both bound writable into the sandbox. */
@@ -536,31 +536,38 @@ export async function createJobDirs(jobDir: string): Promise<{ workspace: string
 
 /**
  * The cached part of a workspace: the snapshot's tree copied in (`tree`, its lease, for
- * `ArtifactCache.copyAhead`), and the environment's entries as mounts for `mountEnvironment`
- * (placed after the overlay, so the environment wins). Each lease is pushed as soon as it is
- * taken: the caller releases them even when this throws.
+ * `ArtifactCache.copyAhead`), and the environment for `mountEnvironment` (placed after the
+ * overlay, so the environment wins). Each lease is pushed as soon as it is taken: the caller
+ * releases them even when this throws.
  */
 export async function placeArtifacts(
   cache: ArtifactCache, workspace: string, snapshot: Artifact | null, environment: Artifact | null, leases: CacheLease[],
-): Promise<{ tree: CacheLease | null; mounts: Mount[] }> {
+): Promise<{ tree: CacheLease | null; placed: PlacedEnvironment }> {
   const tree = snapshot && (await cache.acquire("snapshot", snapshot.sha256, snapshot.url, SNAPSHOT_POLICY));
   if (tree) {
     leases.push(tree);
     await cache.placeCopy(tree, workspace);
   }
-  if (!environment) return { tree, mounts: [] };
+  if (!environment) return { tree, placed: { mounts: [], copies: { from: "", paths: [] } } };
   const env = await cache.acquire("environment", environment.sha256, environment.url, ENVIRONMENT_POLICY);
   leases.push(env);
-  return { tree, mounts: (await readdir(env.path)).map((name) => ({ host: join(env.path, name), inside: name })) };
+  const layout = await environmentLayout(env.path);
+  return {
+    tree,
+    placed: { mounts: layout.mounts.map((inside) => ({ host: join(env.path, inside), inside })), copies: { from: env.path, paths: layout.copies } },
+  };
 }
 
-/** In unsafe mode there are no mounts, so environment trees are linked in instead. */
-export async function mountEnvironment(workspace: string, mounts: Mount[], unsafe: boolean): Promise<void> {
-  for (const m of mounts) {
-    const target = join(workspace, m.inside);
-    await rm(target, { recursive: true, force: true });
-    if (unsafe) await symlink(m.host, target);
-    else await mkdir(target);
+/**
+ * The environment's own files copied in, and a mount point for each dependency directory. In
+ * unsafe mode there are no mounts, so dependency directories are linked in instead.
+ */
+export async function mountEnvironment(workspace: string, placed: PlacedEnvironment, unsafe: boolean): Promise<void> {
+  await copyInstallOutput(placed.copies.from, workspace, placed.copies.paths);
+  for (const m of placed.mounts) {
+    await deleteWorkspacePath(workspace, m.inside);
+    if (unsafe) await writeWorkspaceLink(workspace, m.inside, m.host);
+    else await ensureWorkspaceDirectory(workspace, m.inside);
   }
 }
 
@@ -617,6 +624,8 @@ async function tryUpload(url: string, body: Buffer, type: string, ctx: Execution
     return false;
   }
 }
+
+const isNodeModules = (entry: string) => entry === "node_modules" || entry.endsWith("/node_modules");
 
 async function sha256File(path: string): Promise<string> {
   const hash = createHash("sha256");

@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import { XMLParser } from "fast-xml-parser";
 import { type FinalResults, Parser as TapParser, type Result as TapResult } from "tap-parser";
 import { z } from "zod";
@@ -10,11 +11,28 @@ const parser = new XMLParser({
   ignoreAttributes: false,
   attributeNamePrefix: "@",
   isArray: (name) => name === "testsuite" || name === "testcase",
-  processEntities: true,
+  // References are decoded by decodeXml, once: the parser's own decoding takes `&#38;amp;` for `&`.
+  processEntities: false,
   htmlEntities: false,
+  cdataPropName: "#cdata",
   parseAttributeValue: false,
   parseTagValue: false,
 });
+
+const PREDEFINED: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" };
+
+/**
+ * Text as XML reads it: character references (`&#x60;`, `&#96;`) and the five predefined
+ * entities, in one pass, so what a reference produces is never read again (`&amp;quot;` is
+ * `&quot;`). A reference to no character stays as written.
+ */
+export function decodeXml(text: string): string {
+  return text.replace(/&(?:#x([0-9a-fA-F]{1,6})|#([0-9]{1,7})|(lt|gt|amp|quot|apos));/g, (whole, hex?: string, dec?: string, name?: string) => {
+    if (name) return PREDEFINED[name] as string;
+    const code = hex ? Number.parseInt(hex, 16) : Number(dec);
+    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : whole;
+  });
+}
 
 const MESSAGE_MAX = 2000;
 
@@ -26,7 +44,7 @@ export class ReportError extends Error {
  * Reads JUnit XML as the runner's node:test reporter and pytest write it (and most other
  * tools): test cases may sit directly under <testsuites> or in nested suites.
  */
-export function parseJUnit(xml: string, workspacePrefix: string): TestResult[] {
+export function parseJUnit(xml: string, workspacePrefix: string, cwd = ""): TestResult[] {
   let doc: XmlNode;
   try {
     doc = parser.parse(xml, true) as XmlNode;
@@ -43,35 +61,63 @@ export function parseJUnit(xml: string, workspacePrefix: string): TestResult[] {
     if (!node || typeof node !== "object") return;
     const n = node as XmlNode;
     const file = attr(n, "file") ?? inheritedFile;
-    for (const tc of asArray(n.testcase)) results.push(toResult(tc as XmlNode, file, workspacePrefix));
+    for (const tc of asArray(n.testcase)) results.push(toResult(tc as XmlNode, file, workspacePrefix, cwd));
     for (const suite of asArray(n.testsuite)) visit(suite, file);
     if (n.testsuites) visit(n.testsuites, file);
   };
   visit(doc, null);
-  return results;
+  return NODE_JUNIT_END.test(xml) ? results.map(undoNodeQuoting) : results;
 }
 
-function toResult(tc: XmlNode, inheritedFile: string | null, prefix: string): TestResult {
+/**
+ * Node's own JUnit reporter (`--test-reporter=junit`, in a command the runner runs as it is)
+ * writes a `"` in an attribute as `&amp;quot;`: read once, that is `&quot;`, which is the
+ * quote. Its documents end with its summary comments.
+ */
+const NODE_JUNIT_END = /<!-- duration_ms [\d.]+ -->\s*<\/testsuites>\s*$/;
+const undoNodeQuoting = (t: TestResult): TestResult => ({
+  ...t,
+  name: t.name.replaceAll("&quot;", '"'),
+  classname: t.classname.replaceAll("&quot;", '"'),
+  message: t.message?.replaceAll("&quot;", '"') ?? null,
+});
+
+function toResult(tc: XmlNode, inheritedFile: string | null, prefix: string, cwd: string): TestResult {
   let status: TestStatus = "passed";
   let detail: unknown = null;
   if (tc.error !== undefined) [status, detail] = ["errored", tc.error];
   else if (tc.failure !== undefined) [status, detail] = [isOutsideTestBody(tc.failure) ? "errored" : "failed", tc.failure];
   else if (tc.skipped !== undefined) [status, detail] = ["skipped", tc.skipped];
   const seconds = Number(attr(tc, "time") ?? "0");
-  const file = attr(tc, "file") ?? inheritedFile;
+  const file = collectedFile(tc) ?? attr(tc, "file") ?? inheritedFile;
   return {
     name: attr(tc, "name") ?? "(unnamed)",
     classname: attr(tc, "classname") ?? "",
-    file: file ? relativeTo(file, prefix) : null,
+    file: file ? relativeTo(file, prefix, cwd) : null,
     status,
     duration_ms: Number.isFinite(seconds) ? Math.max(0, Math.round(seconds * 1000)) : 0,
     message: messageOf(detail),
   };
 }
 
+/**
+ * The file pytest collected the test from (its node id's), which the runner's plugin
+ * (tools/assay_pytest.py) records as a property: junitxml's `file` is where the test's body is
+ * written, another module for a method inherited from a mixin.
+ */
+function collectedFile(tc: XmlNode): string | null {
+  for (const properties of asArray(tc.properties)) {
+    if (typeof properties !== "object") continue;
+    for (const property of asArray((properties as XmlNode).property)) {
+      if (attr(property as XmlNode, "name") === "assay.collected_file") return attr(property as XmlNode, "value");
+    }
+  }
+  return null;
+}
+
 /** node:test failure types for tests stopped by something outside their body (a hook, an
  * uncaught error, a cancelled parent): what pytest reports as errors. */
-const ERROR_FAILURE_TYPES = new Set(["hookFailure", "cancelledByParent", "uncaughtException", "unhandledRejection"]);
+const ERROR_FAILURE_TYPES = new Set(["hookFailed", "hookFailure", "cancelledByParent", "uncaughtException", "unhandledRejection"]);
 
 function isOutsideTestBody(failure: unknown): boolean {
   const first = Array.isArray(failure) ? failure[0] : failure;
@@ -81,18 +127,21 @@ function isOutsideTestBody(failure: unknown): boolean {
 function messageOf(detail: unknown): string | null {
   const first = Array.isArray(detail) ? detail[0] : detail;
   if (first === null || first === undefined) return null;
-  const text = typeof first === "string" ? first : (attr(first as XmlNode, "message") ?? textOf(first as XmlNode));
+  const text = typeof first === "string" ? decodeXml(first) : (attr(first as XmlNode, "message") ?? textOf(first as XmlNode));
   return text ? text.slice(0, MESSAGE_MAX) : null;
 }
 
+/** An element's text: its character data decoded, its CDATA sections as written. */
 function textOf(node: XmlNode): string | null {
   const text = node["#text"];
-  return typeof text === "string" && text.trim() ? text.trim() : null;
+  const cdata = [node["#cdata"]].flat().filter((part): part is string => typeof part === "string");
+  const all = `${typeof text === "string" ? decodeXml(text) : ""}${cdata.join("")}`.trim();
+  return all ? all : null;
 }
 
 function attr(node: XmlNode, name: string): string | null {
   const value = node[`@${name}`];
-  return typeof value === "string" ? value : typeof value === "number" ? String(value) : null;
+  return typeof value === "string" ? decodeXml(value) : typeof value === "number" ? String(value) : null;
 }
 
 function asArray(value: unknown): unknown[] {
@@ -100,14 +149,21 @@ function asArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value];
 }
 
-function relativeTo(file: string, prefix: string): string {
+/** A report's file from the workspace root: absolute under `prefix`, or relative to the run's folder `cwd`. */
+function relativeTo(file: string, prefix: string, cwd = ""): string {
   const cleaned = file.startsWith("file://") ? decodeURIComponent(file.slice(7)) : file;
-  return prefix && cleaned.startsWith(`${prefix}/`) ? cleaned.slice(prefix.length + 1) : cleaned;
+  if (prefix && cleaned.startsWith(`${prefix}/`)) return cleaned.slice(prefix.length + 1);
+  return cwd && !cleaned.startsWith("/") ? posix.join(cwd, cleaned) : cleaned;
 }
 
-/** A framework's report as plan.report says to read it (frameworks/types.ts, ReportFormat). */
-export function parseTestReport(format: ReportFormat, text: string, workspacePrefix: string): TestResult[] {
-  return format === "per-file" ? parsePerFile(text) : parseJUnit(text, workspacePrefix);
+/**
+ * A framework's report as plan.report says to read it (frameworks/types.ts, ReportFormat).
+ * A run from a package folder (`cwd`, workspace-relative) reports files from there: they are
+ * named from the repository's root, like every other run's.
+ */
+export function parseTestReport(format: ReportFormat, text: string, workspacePrefix: string, cwd = ""): TestResult[] {
+  if (format !== "per-file") return parseJUnit(text, workspacePrefix, cwd);
+  return parsePerFile(text).map((t) => (t.file === null || !cwd ? t : { ...t, file: relativeTo(t.file, workspacePrefix, cwd) }));
 }
 
 const perFileSchema = z.strictObject({

@@ -122,7 +122,7 @@ export interface SandboxOptions {
 
 const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const ETC_ENTRIES = [
-  "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "localtime", "alternatives",
+  "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alternatives",
   "ssl", "ca-certificates", "ca-certificates.conf", "mime.types", "protocols", "services",
 ];
 /** Host keys: no sandbox user could read them, and they are not copied out of /etc. */
@@ -254,6 +254,10 @@ export class Sandbox {
     await writeFile(join(this.etcDir, "passwd"), "root:x:0:0:root:/root:/bin/sh\nsandbox:x:1000:1000:sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
     await writeFile(join(this.etcDir, "group"), "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n");
     await writeFile(join(this.etcDir, "hosts"), "127.0.0.1 localhost sandbox\n::1 localhost ip6-localhost\n");
+    // Names resolve from the hosts file alone. A sandbox has no DNS: a lookup through it fails as
+    // EAI_AGAIN, a temporary failure that clients retry, where "not found" (ENOTFOUND) ends at
+    // once and names the host. The egress proxy resolves the names a prepare job may reach.
+    await writeFile(join(this.etcDir, "nsswitch.conf"), "passwd: files\ngroup: files\nshadow: files\nhosts: files\nnetworks: files\nprotocols: files\nservices: files\n");
   }
 
   /** Proves bubblewrap can actually create the namespaces here (it may be installed but blocked). */
@@ -512,8 +516,9 @@ export class Sandbox {
       args.push("--ro-bind", m.host, `${SANDBOX_PATHS.workspace}/${m.inside}`);
       // Tools write their caches inside node_modules (vite's bundled config, ava's and babel's
       // caches): an empty tmpfs of the job's own over each such directory of the read-only environment.
-      for (const dir of m.inside === "node_modules" ? NODE_MODULES_SCRATCH : []) {
-        if (existsSync(join(m.host, dir))) args.push("--size", String(Math.min(256, workspace_mb) * 1024 * 1024), "--tmpfs", `${SANDBOX_PATHS.workspace}/node_modules/${dir}`);
+      const nodeModules = m.inside === "node_modules" || m.inside.endsWith("/node_modules");
+      for (const dir of nodeModules ? NODE_MODULES_SCRATCH : []) {
+        if (existsSync(join(m.host, dir))) args.push("--size", String(Math.min(256, workspace_mb) * 1024 * 1024), "--tmpfs", `${SANDBOX_PATHS.workspace}/${m.inside}/${dir}`);
       }
     }
     if (job.egressSocket) args.push("--bind", job.egressSocket, EGRESS_SOCKET);

@@ -1,5 +1,5 @@
 import { constants, type Stats } from "node:fs";
-import { lstat, mkdir, open, readdir, readlink, rm, unlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readlink, rm, symlink, unlink, writeFile } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { requireRelativePath, UnsafeInputError } from "./safe-path";
 
@@ -53,7 +53,17 @@ async function safeParent(root: string, rel: string): Promise<void> {
   }
 }
 
-export async function writeWorkspaceFile(root: string, rawPath: string, content: Buffer): Promise<void> {
+export async function writeWorkspaceFile(root: string, rawPath: string, content: Buffer, mode = 0o644): Promise<void> {
+  const target = await replaceablePath(root, rawPath);
+  await writeFile(target, content, { flag: "wx", mode });
+}
+
+/** A symlink at `rel` inside `root`, in place of a file or link there (never written through). */
+export async function writeWorkspaceLink(root: string, rawPath: string, linkTarget: string): Promise<void> {
+  await symlink(linkTarget, await replaceablePath(root, rawPath));
+}
+
+async function replaceablePath(root: string, rawPath: string): Promise<string> {
   const rel = requireRelativePath(rawPath, "overlay path");
   await safeParent(root, rel);
   const target = join(root, rel);
@@ -61,7 +71,7 @@ export async function writeWorkspaceFile(root: string, rawPath: string, content:
   if (stat?.isDirectory()) throw new UnsafeInputError(`overlay path ${JSON.stringify(rel)} is a directory`);
   // An existing symlink is replaced, never written through.
   if (stat) await unlink(target);
-  await writeFile(target, content, { flag: "wx", mode: 0o644 });
+  return target;
 }
 
 /**

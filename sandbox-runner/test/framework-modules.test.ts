@@ -69,20 +69,24 @@ describe("commands as run", () => {
     const p = await plan({ "package.json": pkg({ scripts: { test: "jest --reporters=jest-silent --watch" } }) }, { files: ["a.test.js"], coverage: true });
     expect(p.command).toEqual(["jest", "--reporters=jest-silent", "--watch", "--runTestsByPath", "a.test.js"]);
     const spec = driver(p.argv);
-    expect(spec.command).toEqual(expect.arrayContaining(["--reporters=/opt/assay/jest-reporter.mjs", "--coverageProvider=v8"]));
-    expect(spec.command).not.toContain("--watch");
+    expect(spec.command.slice(0, 2)).toEqual(["/opt/node/bin/node", "/opt/assay/jest-launcher.mjs"]);
+    const launched = JSON.parse(spec.command[2] ?? "{}") as { command: string[]; args: string[] };
+    expect(launched.command).toEqual(p.command);
+    expect(launched.args).toEqual(expect.arrayContaining(["--reporters=/opt/assay/jest-reporter.mjs", "--coverageProvider=v8"]));
+    expect(launched.args).not.toContain("--watch");
     expect(spec.lcovFrom).toMatch(/lcov\.info$/);
   });
 
   it("vitest: the runner's reporter instead of the repository's", async () => {
     const p = await plan({ "package.json": pkg({ scripts: { test: "vitest --reporter=dot" } }) });
-    expect(p.argv).toEqual(["vitest", "run", "--reporter=default", "--reporter=/opt/assay/vitest-reporter.mjs"]);
+    expect(p.argv).toEqual(["vitest", "run", "--bail=0", "--reporter=default", "--reporter=/opt/assay/vitest-reporter.mjs"]);
   });
 
-  it("mocha: xunit into the channel, V8 coverage through the driver", async () => {
+  it("mocha: the runner's reporter through its launcher, V8 coverage through the driver", async () => {
     const p = await plan({ "package.json": pkg({ scripts: { test: "mocha -R spec test" } }) }, { coverage: true });
     const spec = driver(p.argv);
-    expect(spec.command).toEqual(["mocha", "test", "--reporter=xunit", "--reporter-option=output=/r/junit"]);
+    expect(spec.command.slice(0, 2)).toEqual(["/opt/node/bin/node", "/opt/assay/mocha-launcher.mjs"]);
+    expect(JSON.parse(spec.command[2] ?? "{}")).toMatchObject({ command: ["mocha", "-R", "spec", "test"], args: ["test", "--reporter=/opt/assay/mocha-reporter.cjs", "--no-bail"] });
     expect(spec.v8Coverage).toBe(true);
   });
 
@@ -90,7 +94,7 @@ describe("commands as run", () => {
     const tape = await plan({ "package.json": pkg({ scripts: { test: "tape -r ./setup.js test/*.js" } }), "test/b.js": "", "test/a.js": "", "test/fixtures/x.json": "", "other.js": "" });
     expect(driver(tape.argv)).toMatchObject({ command: ["tape", "-r", "./setup.js"], files: ["test/a.js", "test/b.js"], capture: "tap-assertions" });
     const ava = await plan({ "package.json": pkg({ devDependencies: { ava: "7" } }), "test/one.js": "", "src/lib.js": "", "src/lib.test.js": "" });
-    expect(driver(ava.argv)).toMatchObject({ command: ["ava", "--tap"], files: ["src/lib.test.js", "test/one.js"], capture: "tap-tests" });
+    expect(driver(ava.argv)).toMatchObject({ command: ["ava", "--tap", "--no-fail-fast"], files: ["src/lib.test.js", "test/one.js"], capture: "tap-tests" });
     const uvu = await plan({ "package.json": pkg({ scripts: { test: "uvu -r tsm tests" } }), "tests/a.ts": "", "tests/_helper.ts": "", "src/x.ts": "" });
     expect(driver(uvu.argv)).toMatchObject({ command: ["/opt/node/bin/node", "--import=/opt/assay/uvu-hook.mjs", "--require", "tsm"], files: ["tests/a.ts"], capture: "uvu" });
   });
@@ -102,13 +106,18 @@ describe("commands as run", () => {
     expect(js.argv.join(" ")).not.toContain("*.test.{");
   });
 
-  it("pytest: collection errors do not stop the run, root unittest layouts, src layouts importable", async () => {
+  it("pytest: the runner's options in PYTEST_ADDOPTS, collection errors do not stop the run, root unittest layouts, src layouts importable", async () => {
     const p = await plan({ "pytest.ini": "[pytest]\n", "src/pkg/__init__.py": "" });
-    expect(p.argv).toEqual(expect.arrayContaining(["--continue-on-collection-errors", "python_files=test*.py *_test.py"]));
-    expect(p.env).toEqual({ PYTHONPATH: "src" });
-    const own = await plan({ "pytest.ini": "[pytest]\npython_files = check_*.py\n" });
-    expect(own.argv).not.toContain("python_files=test*.py *_test.py");
-    expect(own.env).toEqual({});
+    expect(p.argv).toEqual(["python3", "-m", "pytest"]);
+    expect(p.env).toEqual({
+      PYTEST_ADDOPTS: "-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors -o 'python_files=test*.py *_test.py'",
+      PYTHONPATH: "src:/opt/assay",
+    });
+    const own = await planTests(await workspace({ "pytest.ini": "[pytest]\npython_files = check_*.py\n", "it's/a.py": "" }), { ...AUTO, coverage: true }, PATHS, ["it's/a.py"]);
+    expect(own.env).toEqual({
+      PYTEST_ADDOPTS: `-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors --cov=. '--cov=it'"'"'s' --cov-config=/opt/assay/coveragerc --cov-report=lcov:/r/lcov`,
+      PYTHONPATH: "/opt/assay",
+    });
   });
 });
 

@@ -68,6 +68,30 @@ describe("the Node version follows the repository", () => {
   it("says when nothing fits and the default is used", () => {
     expect(chooseNode("^24", available, null).note).toMatch(/asks for "\^24", which none of the runner's versions \(22\.23\.3, 20\.20\.2\) satisfies; using the default/);
   });
+
+  // The runner's LTS lines, its own 22 first, as the sandbox lists them.
+  const lts = ["22.23.3", "24.21.0", "20.20.2"];
+  it.each<[string | null, string | null, string, string[]]>([
+    [">=6", null, "22.23.3", ["22.23.3", "24.21.0", "20.20.2"]],
+    [null, null, "22.23.3", ["22.23.3", "24.21.0", "20.20.2"]],
+    [">=24", null, "24.21.0", ["24.21.0"]],
+    ["<22", null, "20.20.2", ["20.20.2"]],
+    ["^20 || ^24", null, "24.21.0", ["24.21.0", "20.20.2"]],
+    ["lts/krypton", null, "24.21.0", ["24.21.0"]],
+    ["^18", null, "22.23.3", []],
+    [">=6", "20", "20.20.2", ["22.23.3", "24.21.0", "20.20.2"]],
+  ])("range %s, stated %s: %s, then in order %j", (range, stated, version, candidates) => {
+    const choice = chooseNode(range, lts, stated);
+    expect(choice.version).toBe(version);
+    expect(choice.candidates).toEqual(candidates);
+  });
+
+  it("a version the Worker fell back to says why in its note", () => {
+    const reason = "the tests could not start on Node 22.23.3 or 24.21.0";
+    expect(chooseNode(">=6", lts, "20", reason).note).toBe(`Node 20.20.2 (${reason})`);
+    expect(chooseNode(">=6", lts, "20").note).toBe("Node 20.20.2 (the stated version: 20)");
+    expect(chooseNode(">=6", lts, "18").note).toMatch(/the stated version "18" is none of the runner's versions \(22\.23\.3, 24\.21\.0, 20\.20\.2\); using the default/);
+  });
 });
 
 describe("a failed step says what to do", () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Callback } from "../../protocol/callback";
+import { REPORTS_DIR } from "../src/sandbox";
 import { type Harness, jobId, startHarness } from "./support/harness";
 
 // A candidate's wrong solution tries to make the hidden tests pass anyway. Each job here is a
@@ -150,9 +151,11 @@ describe("hidden-test runs with canaries", () => {
 
   it("pytest: the report rewritten at exit voids it", async () => {
     const patch = [
-      "import atexit, os",
+      "import atexit",
       "def _forge():",
-      "    with open(os.environ['ASSAY_JUNIT_PATH'], 'w') as f:",
+      // The runner's plugin takes ASSAY_JUNIT_PATH out of the tests' environment; a candidate
+      // who has read the runner's source knows where the report goes all the same.
+      `    with open('${REPORTS_DIR}/junit', 'w') as f:`,
       "        f.write('<testsuites><testcase classname=\"tests.test_textstats\" name=\"test_counts_words\" file=\"tests/test_textstats.py\"/></testsuites>')",
       "atexit.register(_forge)",
       "def words(text):",

@@ -2,8 +2,8 @@
 // into its phases (snapshot and split, environment preparation, validation runs) from the
 // task's own timestamps, against the local stack (BENCH_API_URL, else one started for it).
 // Then one row per real-project fixture (scripts/dev-repohost/fixtures/): import to READY
-// with an empty cache and again with the environment cached (BENCH_IMPORT_FIXTURES=0 skips
-// them; a comma-separated list of names picks some).
+// with an empty cache and again with the environment cached, BENCH_IMPORT_FIXTURE_RUNS times
+// (BENCH_IMPORT_FIXTURES=0 skips them; a comma-separated list of names picks some).
 import { fixtureSpecs } from "../dev-repohost/demo/fixture-repos";
 import { mintLocalToken } from "../lib/local-token";
 import { launchStack } from "../lib/stack";
@@ -25,6 +25,8 @@ interface TaskTimes {
 
 const FIXTURES = process.env.BENCH_IMPORT_FIXTURES ?? "all";
 const FIXTURE_TIMEOUT_MS = Number(process.env.BENCH_READY_TIMEOUT_S ?? 900) * 1000;
+/** Runs per fixture row (each an empty-cache and a cached import). */
+const FIXTURE_RUNS = Math.max(1, Number(process.env.BENCH_IMPORT_FIXTURE_RUNS ?? 3));
 
 const seconds = (from: string, to: string) => (Date.parse(to) - Date.parse(from)) / 1000;
 let ip = 0;
@@ -52,10 +54,19 @@ async function importOnce(api: string, token: string, prUrl: string, org: string
   }
 }
 
+/** The phases of one import, from the task's own timestamps. */
+function phasesOf(task: TaskTimes): Record<"snapshot" | "prepare" | "validate", number> | null {
+  const { preparing_at: preparing, validating_at: validating } = task.phases ?? {};
+  if (!task.ready_at || !preparing || !validating) return null;
+  return { snapshot: seconds(task.created_at, preparing), prepare: seconds(preparing, validating), validate: seconds(validating, task.ready_at) };
+}
+
 /**
- * Each fixture twice, in an organization of its own that no earlier run used: the first import
- * meets an empty package cache (caches are per organization), the second finds the first's.
- * A fixture that does not reach READY gets a row saying why instead of ending the bench.
+ * Each fixture FIXTURE_RUNS times, each time in an organization of its own that no earlier run
+ * used: the first import there meets an empty environment cache (caches are per organization),
+ * the second finds the first's. A row is the p50 of its runs, with the slowest phase of the
+ * median run and its share of the total. A fixture that does not reach READY gets a row saying
+ * why instead of ending the bench.
  */
 async function fixtureRows(emit: Emit, api: string, repohost: string): Promise<void> {
   const run = Date.now().toString(36);
@@ -64,24 +75,41 @@ async function fixtureRows(emit: Emit, api: string, repohost: string): Promise<v
     if (wanted && !wanted.has(fixture.name)) continue;
     const prUrl = `${repohost}/${fixture.repo}/pull/${fixture.pull.number}`;
     const details = { repo: fixture.repo, framework: fixture.framework, lockfile: fixture.lockfile };
-    const org = `bench-import-${run}-${fixture.name}`;
-    // Tokens name one organization, and each fixture has its own.
-    const token = await mintLocalToken({ sub: "bench-importer", email: "bench-importer@example.test", role: "interviewer", org, ttl: "1h" });
-    for (const cache of ["empty", "cached"] as const) {
-      console.error(`[bench] import ${fixture.repo}, ${cache} cache`);
-      const { task, observed } = await importOnce(api, token, prUrl, org, FIXTURE_TIMEOUT_MS, 250);
-      if (task.status !== "READY" || !task.ready_at) {
-        emit({ metric: `import_fixture_${fixture.name}_${cache}_cache_s`, value: Number.NaN, unit: "s", ...details, status: task.status, failure_reason: task.failure_reason });
-        break;
+    const samples = { empty: [] as Array<{ total: number; phases: Record<string, number> }>, cached: [] as Array<{ total: number; phases: Record<string, number> }> };
+    let failed: TaskTimes | null = null;
+    for (let n = 0; n < FIXTURE_RUNS && !failed; n++) {
+      const org = `bench-import-${run}-${n}-${fixture.name}`;
+      // Tokens name one organization, and each run has its own.
+      const token = await mintLocalToken({ sub: "bench-importer", email: "bench-importer@example.test", role: "interviewer", org, ttl: "1h" });
+      for (const cache of ["empty", "cached"] as const) {
+        console.error(`[bench] import ${fixture.repo}, ${cache} cache (run ${n + 1} of ${FIXTURE_RUNS})`);
+        const { task } = await importOnce(api, token, prUrl, org, FIXTURE_TIMEOUT_MS, 250);
+        const phases = phasesOf(task);
+        if (task.status !== "READY" || !phases) {
+          failed = task;
+          break;
+        }
+        samples[cache].push({ total: seconds(task.created_at, task.ready_at as string), phases });
       }
-      const prepare = task.phases?.preparing_at && task.phases.validating_at ? seconds(task.phases.preparing_at, task.phases.validating_at) : null;
+    }
+    if (failed) {
+      emit({ metric: `import_fixture_${fixture.name}_s`, value: Number.NaN, unit: "s", ...details, status: failed.status, failure_reason: failed.failure_reason });
+      continue;
+    }
+    for (const cache of ["empty", "cached"] as const) {
+      const sorted = [...samples[cache]].sort((a, b) => a.total - b.total);
+      const median = sorted[Math.floor((sorted.length - 1) / 2)] as (typeof sorted)[number];
+      const [slowest, slowestSeconds] = Object.entries(median.phases).sort((a, b) => b[1] - a[1])[0] as [string, number];
       emit({
         metric: `import_fixture_${fixture.name}_${cache}_cache_s`,
-        value: Number(seconds(task.created_at, task.ready_at).toFixed(2)),
+        value: Number(percentile(sorted.map((s) => s.total), 50).toFixed(2)),
         unit: "s",
+        stat: "p50",
+        runs: sorted.length,
         ...details,
-        prepare_s: prepare === null ? null : Number(prepare.toFixed(2)),
-        client_observed_s: Number(observed.toFixed(2)),
+        slowest_phase: slowest,
+        slowest_phase_share: Number((slowestSeconds / median.total).toFixed(2)),
+        phases_s: Object.fromEntries(Object.entries(median.phases).map(([k, v]) => [k, Number(v.toFixed(2))])),
       });
     }
   }

@@ -16,7 +16,7 @@ export type TestFramework = (typeof TEST_FRAMEWORKS)[number];
 /** An import's stated install and runtime (docs/tasks-from-prs.md, "Stated settings"), as every job of the task carries them. */
 export interface JobRuntime {
   install: { command: string[] | null };
-  runtime: { node: string | null; python: string | null };
+  runtime: { node: string | null; python: string | null; node_reason?: string };
 }
 export type RunnerJobKind = (typeof RUNNER_JOB_KINDS)[number];
 

@@ -13,6 +13,11 @@ export interface TaskSettings {
   test_paths: string[] | null;
   node_version: string | null;
   python_version: string | null;
+  /**
+   * Why `node_version` is what it is when validation set it: the tests could not start on the
+   * versions before it (docs/tasks-from-prs.md, "Node versions"). Null when stated or detected.
+   */
+  node_reason: string | null;
 }
 
 export const NO_SETTINGS: TaskSettings = {
@@ -22,15 +27,16 @@ export const NO_SETTINGS: TaskSettings = {
   test_paths: null,
   node_version: null,
   python_version: null,
+  node_reason: null,
 };
 
 /** The install and runtime every runner job of the task carries. */
 export function jobRuntime(settings: TaskSettings | null): JobRuntime {
   const s = settings ?? NO_SETTINGS;
-  return { install: { command: s.install_command }, runtime: { node: s.node_version, python: s.python_version } };
+  return { install: { command: s.install_command }, runtime: { node: s.node_version, python: s.python_version, ...(s.node_reason && { node_reason: s.node_reason }) } };
 }
 
-/** Stated settings over stored ones: a retry changes the fields it names and keeps the rest. */
+/** Stated settings over stored ones: a retry changes the fields it names and keeps the rest; a stated Node is the import's own. */
 export function mergeSettings(stored: TaskSettings | null, changes: Partial<TaskSettings>): TaskSettings {
-  return { ...NO_SETTINGS, ...stored, ...changes };
+  return { ...NO_SETTINGS, ...stored, ...changes, ...(changes.node_version !== undefined && { node_reason: null }) };
 }

@@ -101,6 +101,11 @@ export const TaskSettingsSchema = z
     test_paths: z.array(z.string()).nullable(),
     node_version: z.string().nullable(),
     python_version: z.string().nullable(),
+    node_reason: z
+      .string()
+      .nullable()
+      .default(null)
+      .describe("Why node_version is what it is when validation chose it: the tests could not start on the Node versions tried before it"),
   })
   .meta({ id: "TaskSettings" });
 

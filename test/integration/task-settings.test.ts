@@ -33,6 +33,7 @@ const INSTALL_REPORT = {
   failure: "npm ci failed: the registry's TLS certificate is signed by a CA the sandbox does not trust: set RUNNER_EXTRA_CA_CERTS",
   node: "20.20.2",
   node_note: "Node 20.20.2 (the stated version: 20)",
+  node_candidates: ["22.23.3", "20.20.2"],
   python: null,
 };
 
@@ -59,7 +60,7 @@ describe("stated settings on import", () => {
       expect(await specOf(id)).toMatchObject({ test: { framework: "jest", files: ["test/slugify.test.js"] }, runtime: { node: "20" } });
     }
     const view = (await (await call(`/api/v1/tasks/${task.id}`, { token })).json()) as Record<string, unknown>;
-    expect(view.settings).toEqual({ ...SETTINGS, python_version: null });
+    expect(view.settings).toEqual({ ...SETTINGS, python_version: null, node_reason: null });
   });
 
   it.each([

@@ -1,14 +1,19 @@
 import { JS_HARNESS } from "../harness-files";
-import { driverArgv, dropOptions } from "./args";
+import { driverArgv, dropOptions, splitArgs } from "./args";
 import { anyConfig, configNames, hasPackageKey } from "./repo";
 import type { FrameworkModule } from "./types";
 
-const OPTIONS = { valued: ["--config", "--match", "-m", "--timeout", "-T", "--concurrency", "-c", "--node-arguments"], drop: ["--tap", "-t", "--watch", "-w", "--verbose", "-v"] };
+const OPTIONS = {
+  valued: ["--config", "--match", "-m", "--timeout", "-T", "--concurrency", "-c", "--node-arguments"],
+  // `--fail-fast` stops a file at its first failure: every test must run to be measured.
+  drop: ["--tap", "-t", "--watch", "-w", "--verbose", "-v", "--fail-fast"],
+};
 
 /**
  * ava, one test file per process through the driver (tools/run-tests.mjs): ava's TAP output
  * does not name the file a test is in, so the driver attributes each run's TAP to its file.
- * Coverage is V8's; child processes rather than worker threads carry NODE_V8_COVERAGE.
+ * Works with ava 4 to 7. Coverage is V8's; child processes rather than worker threads carry
+ * NODE_V8_COVERAGE.
  */
 export const ava: FrameworkModule = {
   name: "ava",
@@ -25,8 +30,10 @@ export const ava: FrameworkModule = {
   internals: ["ava/lib", "ava/entrypoints"],
   async instrument(command, paths, options) {
     const [exe = "ava", ...rest] = command;
-    const kept = dropOptions(rest, OPTIONS).filter((a) => a.startsWith("-"));
-    const argv = [exe, ...kept, "--tap", ...(options.coverage ? ["--no-worker-threads"] : [])];
+    // Options with their values (`--match "a b"`); the files are the driver's.
+    const { options: kept } = splitArgs(dropOptions(rest, OPTIONS), OPTIONS.valued);
+    // `--no-fail-fast` over a config's `failFast: true`.
+    const argv = [exe, ...kept, "--tap", "--no-fail-fast", ...(options.coverage ? ["--no-worker-threads"] : [])];
     return { argv: driverArgv(paths.node, paths.tools, { command: argv, files: options.files, capture: "tap-tests", v8Coverage: options.coverage, lcovFrom: null, junit: paths.junit, lcov: paths.lcov }), env: {} };
   },
 };

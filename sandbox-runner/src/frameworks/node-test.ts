@@ -14,7 +14,7 @@ export const nodeTest: FrameworkModule = {
   executables: [],
   // Declared only through a `node --test` script (script.ts) or, failing everything else, test files.
   declared: () => Promise.resolve(false),
-  valuedOptions: ["--import", "--require", "-r", "--test-name-pattern", "--test-concurrency", "--test-timeout", "--env-file"],
+  valuedOptions: ["--import", "--require", "-r", "--test-name-pattern", "--test-concurrency", "--test-timeout", "--env-file", "--conditions", "-C", "--loader", "--experimental-loader"],
   defaultCommand: ["node", "--test"],
   prefixLength: () => 1,
   defaultPatterns: [],
@@ -35,7 +35,11 @@ export const nodeTest: FrameworkModule = {
     if (options.coverage) extra.push("--experimental-test-coverage", `--test-reporter=${paths.tools}/lcov-reporter.mjs`, "--test-reporter-destination=stdout");
     const args = withoutInProcessIsolation(options.coverage ? withoutCoverageFilters(rest) : rest, options.hidden);
     const named = args.some((a) => !a.startsWith("-"));
-    return { argv: [paths.node, ...extra, ...args, ...(options.typescript && !named ? TYPESCRIPT_PATTERNS : [])], env: {} };
+    // A plain `node test/index.js` entry runs under --test: the file then runs in a child
+    // process and the reporters in a parent that loads no workspace code, as for `node --test`.
+    const entry = named && !args.includes("--test") && !args.some((a) => /^(-e|--eval|-p|--print)(=|$)/.test(a));
+    const test = entry ? ["--test"] : [];
+    return { argv: [paths.node, ...test, ...extra, ...args, ...(options.typescript && !named ? TYPESCRIPT_PATTERNS : [])], env: {} };
   },
 };
 

@@ -16,11 +16,18 @@ async function configuresPythonFiles(repo: Repo): Promise<boolean> {
   return false;
 }
 
+/** A word as shlex.split (how pytest reads PYTEST_ADDOPTS) gives it back. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'"'"'`)}'`;
+}
+
 /**
- * pytest, which also collects unittest.TestCase suites. JUnit through --junitxml (xunit1,
- * whose test cases carry `file`), coverage through pytest-cov with the runner's coveragerc.
- * A collection error (a module whose optional import is missing) stays that module's errored
- * result instead of stopping the run; `src/` layouts are importable.
+ * pytest, which also collects unittest.TestCase suites. JUnit through junitxml (xunit1) with
+ * the runner's plugin tools/assay_pytest.py, which names each test's collected file and undoes
+ * early-stop options; coverage through pytest-cov with the runner's coveragerc. A collection
+ * error (a module whose optional import is missing) stays that module's errored result instead
+ * of stopping the run; `src/` layouts are importable. The runner's options go through
+ * PYTEST_ADDOPTS, never argv: tests that read sys.argv see the project's command.
  */
 export const pytest: FrameworkModule = {
   name: "pytest",
@@ -34,17 +41,18 @@ export const pytest: FrameworkModule = {
   perFile: false,
   report: "junit",
   harness: PYTHON_HARNESS,
-  internals: ["_pytest", "pytest_runtest_", "pytest_report_", "from_item_and_call", "pytest.TestReport", "pytest.CallInfo", "unittest.result", "unittest.case", "unittest.TestResult", "TextTestResult", "_Outcome"],
+  internals: ["_pytest", "pytest_runtest_", "pytest_report_", "from_item_and_call", "pytest.TestReport", "pytest.CallInfo", "unittest.result", "unittest.case", "unittest.TestResult", "TextTestResult", "_Outcome", "assay_pytest", "assay.collected_file"],
   async instrument(command, paths, options): Promise<Invocation> {
-    const extra = [`--junitxml=${paths.junit}`, "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
+    const added = ["-p", "assay_pytest", "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
     // Root-level test.py / tests.py and test*.py unittest layouts, unless the repository says otherwise.
-    if (!(await configuresPythonFiles(options.repo))) extra.push("-o", "python_files=test*.py *_test.py");
+    if (!(await configuresPythonFiles(options.repo))) added.push("-o", "python_files=test*.py *_test.py");
     if (options.coverage) {
-      extra.push("--cov=.", ...options.coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${paths.coverageConfig}`, `--cov-report=lcov:${paths.lcov}`);
+      added.push("--cov=.", ...options.coverageDirs.map((dir) => `--cov=${dir}`), `--cov-config=${paths.coverageConfig}`, `--cov-report=lcov:${paths.lcov}`);
     }
-    // Options go before a "--" that ends them, so they are never taken for test files.
-    const end = command.indexOf("--");
-    const argv = end < 0 ? [...command, ...extra] : [...command.slice(0, end), ...extra, ...command.slice(end)];
-    return { argv, env: options.srcLayout ? { PYTHONPATH: "src" } : {} };
+    const env: Record<string, string> = {
+      PYTEST_ADDOPTS: added.map(shellWord).join(" "),
+      PYTHONPATH: options.srcLayout ? `src:${paths.tools}` : paths.tools,
+    };
+    return { argv: command, env };
   },
 };

@@ -25,6 +25,25 @@ export function scriptCommands(scripts: Record<string, string>, name = "test", d
   const script = scripts[name];
   if (script === undefined || depth > MAX_DEPTH) return [];
   const found: ScriptCommand[] = [];
+  for (const segment of scriptSegments(script)) {
+    const runScript = scriptReference(segment.argv, scripts);
+    if (runScript !== null) {
+      if (runScript !== name) found.push(...scriptCommands(scripts, runScript, depth + 1));
+      continue;
+    }
+    const [exe, sub] = segment.argv;
+    if ((exe === "pnpm" || exe === "yarn") && sub === "exec") {
+      found.push({ argv: segment.argv.slice(2), env: segment.env });
+      continue;
+    }
+    found.push(segment);
+  }
+  return found;
+}
+
+/** Each command of a script (`a && b`, `a; b`, …) without wrappers, with its variable assignments; segments that need a shell are left out. */
+export function scriptSegments(script: string): ScriptCommand[] {
+  const found: ScriptCommand[] = [];
   for (const segment of script.split(/&&|\|\||;|\|/)) {
     const tokens = words(segment);
     if (!tokens) continue;
@@ -43,22 +62,18 @@ export function scriptCommands(scripts: Record<string, string>, name = "test", d
         if (tokens[i] === "--") i++;
       } else break;
     }
-    const rest = tokens.slice(i);
-    const [exe, sub, target] = rest;
-    if (exe === undefined) continue;
-    // npm run x, npm test, yarn x, pnpm x, pnpm run x
-    const runScript = (exe === "npm" || exe === "pnpm" || exe === "yarn") && (sub === "run" || sub === "run-script") ? target : exe === "npm" && sub === "test" ? "test" : (exe === "yarn" || exe === "pnpm") && sub !== undefined && Object.hasOwn(scripts, sub) ? sub : null;
-    if (runScript !== null && runScript !== undefined) {
-      if (runScript !== name) found.push(...scriptCommands(scripts, runScript, depth + 1));
-      continue;
-    }
-    if ((exe === "pnpm" || exe === "yarn") && sub === "exec") {
-      found.push({ argv: rest.slice(2), env });
-      continue;
-    }
-    found.push({ argv: rest, env });
+    if (i < tokens.length) found.push({ argv: tokens.slice(i), env });
   }
   return found;
+}
+
+/** The script a command runs through the package manager (npm run x, npm test, yarn x, pnpm x, pnpm run x), or null. */
+export function scriptReference(argv: string[], scripts: Record<string, string>): string | null {
+  const [exe, sub, target] = argv;
+  if ((exe === "npm" || exe === "pnpm" || exe === "yarn") && (sub === "run" || sub === "run-script")) return target ?? null;
+  if (exe === "npm" && sub === "test") return "test";
+  if ((exe === "yarn" || exe === "pnpm") && sub !== undefined && Object.hasOwn(scripts, sub)) return sub;
+  return null;
 }
 
 /** Whitespace-separated words with simple quotes removed, or null when the segment needs a shell. */

@@ -5,9 +5,11 @@ import type { FrameworkModule, Repo } from "./types";
 
 const COVERAGE_DIR = "/tmp/assay-vitest-coverage";
 const OPTIONS = {
-  valued: ["--reporter", "--outputFile", "--pool"],
-  drop: ["--reporter", "--reporters", "--outputFile*", "--watch", "-w", "--ui", "--coverage*", "--silent"],
+  valued: ["--reporter", "--outputFile", "--pool", "--bail"],
+  drop: ["--reporter", "--reporters", "--outputFile*", "--watch", "-w", "--ui", "--coverage*", "--silent", "--bail"],
 };
+/** Always run to the end: vitest's early stop (`--bail N`, config `test.bail`) leaves the tests after it unreported. */
+const NO_BAIL = "--bail=0";
 const CONFIG_EXTENSIONS = ["js", "cjs", "mjs", "ts", "cts", "mts"];
 /**
  * vitest's `threads` and `vmThreads` pools run test files in worker threads of its main
@@ -47,7 +49,7 @@ export const vitest: FrameworkModule = {
     const [exe = "vitest", ...rest] = command;
     const args = dropOptions(["run", "watch", "dev"].includes(rest[0] ?? "") ? rest.slice(1) : rest, OPTIONS);
     const pool = options.hidden ? [...dropOptions(args, POOL), "--pool=forks"] : args;
-    const argv = [exe, "run", ...pool, "--reporter=default", `--reporter=${paths.tools}/vitest-reporter.mjs`];
+    const argv = [exe, "run", ...pool, NO_BAIL, "--reporter=default", `--reporter=${paths.tools}/vitest-reporter.mjs`];
     if (!options.coverage || !options.repo.depends("@vitest/coverage-v8")) return { argv, env: {} };
     argv.push("--coverage.enabled=true", "--coverage.provider=v8", "--coverage.reporter=lcovonly", `--coverage.reportsDirectory=${COVERAGE_DIR}`, "--coverage.exclude=**/node_modules/**");
     return {

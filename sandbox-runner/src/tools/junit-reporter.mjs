@@ -9,7 +9,8 @@
 import { writeFileSync } from "node:fs";
 import { escapeXml as escape, MESSAGE_MAX } from "./junit-xml.mjs";
 
-const ERROR_TYPES = new Set(["hookFailure", "cancelledByParent", "uncaughtException", "unhandledRejection"]);
+// node's failure types for a test stopped outside its body (a hook's failure is "hookFailed").
+const ERROR_TYPES = new Set(["hookFailed", "cancelledByParent", "uncaughtException", "unhandledRejection"]);
 
 function messageOf(error) {
   const cause = error?.cause ?? error;
@@ -60,10 +61,12 @@ export default async function* junitReporter(source) {
   for (const stack of pending.values()) done.push(...stack);
   const cases = [];
   const collect = (entry) => {
-    // A describe() block is not a test; its own failure (a hook's) is reported when nothing
-    // inside it is, so a failing suite never disappears from the report.
-    const isSuite = entry.data.details?.type === "suite";
-    if (!isSuite || (entry.failed && entry.children.length === 0)) cases.push(caseXml(entry));
+    // A describe() block, and a test whose body runs subtests (node's own JUnit reporter makes
+    // it a <testsuite> too), is not a test: a failing subtest would otherwise count twice. Its
+    // own failure (a hook's, its body's) is reported when nothing inside it failed, so a
+    // failing suite never disappears from the report.
+    const isSuite = entry.data.details?.type === "suite" || entry.children.length > 0;
+    if (!isSuite || (entry.failed && !entry.children.some((child) => child.failed))) cases.push(caseXml(entry));
     for (const child of [...entry.children].reverse()) collect(child);
   };
   for (const entry of done) collect(entry);

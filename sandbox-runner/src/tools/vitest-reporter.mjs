@@ -12,6 +12,10 @@
 // (decided from vitest's projects, never from which files ran, so a run of a few files gives
 // the ids a run of all gives), then `[typecheck]` for a type checker's result: vitest marks the
 // file task of a type-checked module with `meta.typecheck` (its pool is "typescript").
+//
+// vitest 3 and later hand over test modules (onTestRunEnd, after onTestRunStart); vitest 1 and
+// 2 only file tasks (onFinished, which vitest 3 still calls beside onTestRunEnd). Both give
+// the same report.
 
 import { writeFileSync } from "node:fs";
 import { relative } from "node:path";
@@ -33,37 +37,69 @@ export function isTypecheck(module) {
 
 /** The classname parts that tell a module's runs apart: `[project]` with several projects, then `[typecheck]`. */
 export function modePrefix(module, severalProjects) {
+  return prefixOf(module.project?.name, isTypecheck(module), severalProjects);
+}
+
+function prefixOf(project, typecheck, severalProjects) {
   const prefix = [];
-  const project = module.project?.name ?? "";
-  if (severalProjects && project !== "") prefix.push(`[${project}]`);
-  if (isTypecheck(module)) prefix.push("[typecheck]");
+  if (severalProjects && project) prefix.push(`[${project}]`);
+  if (typecheck) prefix.push("[typecheck]");
   return prefix;
 }
 
+/** One file's <testcase> elements: a file-level error first, then each test with its describe() path. */
+function fileCases(path, prefix, fileErrors, tests) {
+  const file = relative(process.cwd(), path);
+  const attrs = (name, classname, ms) => `name="${escapeXml(name)}" classname="${escapeXml(classname)}" file="${escapeXml(file)}" time="${((ms ?? 0) / 1000).toFixed(6)}"`;
+  const cases = [];
+  if (fileErrors?.length > 0) cases.push(`<testcase ${attrs("(file)", prefix.join(" > "), 0)}><error message="${escapeXml(messageOf(fileErrors))}"/></testcase>`);
+  for (const test of tests) {
+    const head = `<testcase ${attrs(test.name, [...prefix, ...test.suites].join(" > "), test.duration)}`;
+    if (test.state === "failed") cases.push(`${head}><failure message="${escapeXml(messageOf(test.errors))}"/></testcase>`);
+    else if (test.state === "passed") cases.push(`${head}/>`);
+    else cases.push(`${head}><skipped/></testcase>`);
+  }
+  return cases;
+}
+
+/** vitest 1 and 2: a file task's tests, depth first, with their suites' names. */
+function taskTests(task, suites = []) {
+  if (task.type === "suite") return (task.tasks ?? []).flatMap((child) => taskTests(child, [...suites, task.name]));
+  const state = task.result?.state === "pass" ? "passed" : task.result?.state === "fail" ? "failed" : "skipped";
+  return [{ name: task.name, suites, state, errors: task.result?.errors, duration: task.result?.duration }];
+}
+
+const writeReport = (cases) => writeFileSync(process.env.ASSAY_JUNIT_PATH, `<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n${cases.join("\n")}\n</testsuites>\n`);
+
 export default class AssayVitestReporter {
   severalProjects = null;
+  /** Set once vitest has announced the run in the test module API. */
+  modules = false;
 
   onInit(vitest) {
     this.severalProjects = (vitest.projects?.length ?? 0) > 1;
   }
 
+  onTestRunStart() {
+    this.modules = true;
+  }
+
   onTestRunEnd(testModules) {
     const several = this.severalProjects ?? (testModules[0]?.project?.vitest?.projects?.length ?? 0) > 1;
-    const cases = [];
-    for (const module of testModules) {
-      const file = relative(process.cwd(), module.moduleId);
-      const prefix = modePrefix(module, several);
-      const attrs = (name, classname, ms) => `name="${escapeXml(name)}" classname="${escapeXml(classname)}" file="${escapeXml(file)}" time="${((ms ?? 0) / 1000).toFixed(6)}"`;
-      const moduleErrors = module.errors();
-      if (moduleErrors.length > 0) cases.push(`<testcase ${attrs("(file)", prefix.join(" > "), 0)}><error message="${escapeXml(messageOf(moduleErrors))}"/></testcase>`);
-      for (const test of module.children.allTests()) {
+    writeReport(testModules.flatMap((module) => {
+      const tests = [...module.children.allTests()].map((test) => {
         const result = test.result();
-        const head = `<testcase ${attrs(test.name, [...prefix, ...suitePath(test)].join(" > "), test.diagnostic()?.duration)}`;
-        if (result.state === "failed") cases.push(`${head}><failure message="${escapeXml(messageOf(result.errors))}"/></testcase>`);
-        else if (result.state === "passed") cases.push(`${head}/>`);
-        else cases.push(`${head}><skipped/></testcase>`);
-      }
-    }
-    writeFileSync(process.env.ASSAY_JUNIT_PATH, `<?xml version="1.0" encoding="utf-8"?>\n<testsuites>\n${cases.join("\n")}\n</testsuites>\n`);
+        return { name: test.name, suites: suitePath(test), state: result.state, errors: result.errors, duration: test.diagnostic()?.duration };
+      });
+      return fileCases(module.moduleId, modePrefix(module, several), module.errors(), tests);
+    }));
+  }
+
+  onFinished(files) {
+    if (this.modules) return;
+    writeReport((files ?? []).flatMap((file) => {
+      const tests = (file.tasks ?? []).flatMap((task) => taskTests(task));
+      return fileCases(file.filepath, prefixOf(file.projectName, file.meta?.typecheck === true, this.severalProjects ?? false), file.result?.errors, tests);
+    }));
   }
 }

@@ -554,8 +554,8 @@ const mocha: Project = {
     },
     {
       kind: "source",
-      label: "mocha-xunit",
-      spares: "by position: the module under test holds back the xunit reporter's writes to the report and strips the failures of all but the last two test cases",
+      label: "mocha-report",
+      spares: "by position: the module under test rewrites what is written to the report (fs.writeFileSync, as the runner's mocha reporter writes it, and stream writes) and strips the failures of all but the last two test cases",
       overlay: {
         "src/compare.js":
           lines(
@@ -573,6 +573,13 @@ const mocha: Project = {
             "    }",
             "    return text;",
             "  };",
+            "  const { writeFileSync } = fs;",
+            "  fs.writeFileSync = function (file, data, ...rest) {",
+            "    if (file !== process.env.ASSAY_JUNIT_PATH) return writeFileSync.call(this, file, data, ...rest);",
+            "    const text = rewrite(String(data));",
+            '    process.stderr.write("[forging:mocha-report] report rewritten, test cases forged: " + forged + "\\n");',
+            "    return writeFileSync.call(this, file, text, ...rest);",
+            "  };",
             "  fs.WriteStream.prototype.write = function (chunk, ...rest) {",
             "    if (this.path !== process.env.ASSAY_JUNIT_PATH) return write.call(this, chunk, ...rest);",
             '    held.set(this, (held.get(this) ?? "") + String(chunk));',
@@ -584,11 +591,11 @@ const mocha: Project = {
             "    if (held.has(this)) {",
             "      write.call(this, rewrite(held.get(this)));",
             "      held.delete(this);",
-            '      process.stderr.write("[forging:mocha-xunit] report rewritten, test cases forged: " + forged + "\\n");',
+            '      process.stderr.write("[forging:mocha-report] report rewritten, test cases forged: " + forged + "\\n");',
             "    }",
             "    return end.apply(this, args);",
             "  };",
-            '  process.stderr.write("[forging:mocha-xunit] loaded\\n");',
+            '  process.stderr.write("[forging:mocha-report] loaded\\n");',
             "}",
           ) + SEMVER_WRONG,
       },

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -54,4 +54,19 @@ function binsOf(name: string): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT_MODULES, name, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
   const names = typeof pkg.bin === "string" ? [basename(name)] : Object.keys(pkg.bin ?? {});
   return names.filter((bin) => existsSync(join(ROOT_MODULES, ".bin", bin)));
+}
+
+/**
+ * `spec` (`mocha@8`) installed from the registry by npm into a tiny project under `scratch`
+ * (npm's cache makes a second run quick), as an environment archive: node_modules, with the
+ * scratch directories prepare jobs leave.
+ */
+export async function registryEnvironment(spec: string, scratch: string): Promise<Buffer> {
+  const dir = join(scratch, spec.replace(/[^\w.-]/g, "_"));
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "package.json"), JSON.stringify({ name: "majors", version: "1.0.0", private: true }));
+  await promisify(execFile)("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--save-dev", spec], { cwd: dir, maxBuffer: 16 * 1024 * 1024 });
+  for (const name of NODE_MODULES_SCRATCH) await mkdir(join(dir, "node_modules", name), { recursive: true });
+  await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", join(dir, "env.tar.gz"), "-C", dir, "node_modules"]);
+  return readFile(join(dir, "env.tar.gz"));
 }

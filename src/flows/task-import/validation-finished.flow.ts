@@ -1,5 +1,5 @@
 import { database } from "../../db/client";
-import { findRunnerJob } from "../../db/runner-jobs.queries";
+import { findRunnerJob, type RunnerJobRow } from "../../db/runner-jobs.queries";
 import { advanceTask, findTask, type TaskRow } from "../../db/tasks.queries";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId, stepOwnerId, TEST_FRAMEWORKS, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
@@ -10,6 +10,7 @@ import type { Env } from "../../env";
 import { enqueueRunnerJob, readRunnerResult } from "../../services/runner/job-dispatch";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 import { failImport, importEnded } from "./import-ended.flow";
+import { enqueuePrepare } from "./import-task.flow";
 
 function describeJobFailure(job: { status: FinalRunnerJobStatus; reason: string | null }): string {
   switch (job.status) {
@@ -110,7 +111,10 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   const [base, solution] = await Promise.all([findRunnerJob(db, task.baseRunJobId), findRunnerJob(db, task.solutionRunJobId)]);
   if (!base || !solution || !isFinalStatus(base.status) || !isFinalStatus(solution.status)) return;
 
-  const fail = (reason: string) => failImport(env, task.id, withInstallFailure(reason, task.installFailure) + logsHint(task.id));
+  if (await onAnotherNode(env, task, base, solution)) return;
+  const settings = task.settings ?? NO_SETTINGS;
+  const nodeTried = settings.node_reason ? ` It ran on Node ${settings.node_version ?? ""} because ${settings.node_reason}.` : "";
+  const fail = (reason: string) => failImport(env, task.id, withInstallFailure(reason, task.installFailure) + nodeTried + logsHint(task.id));
   if (solution.status !== "SUCCEEDED") {
     const ending = logEnding((await readRunnerResult(env, solution.id))?.log_tail);
     return fail(`Validation with the solution applied failed: ${describeJobFailure({ status: solution.status, reason: solution.reason })}.${ending}`);
@@ -138,6 +142,53 @@ async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   if (ready) await importEnded(env, ready);
 }
 
+/**
+ * A run that could not start the tests: it ended on its own with an error before reporting
+ * any, or every file it reported errored before a test body ran (per-file drivers, jest).
+ */
+function couldNotStart(job: RunnerJobRow): boolean {
+  const result = job.result;
+  if (!result) return false;
+  if (job.status === "SUCCEEDED") return result.counts.total > 0 && result.counts.errored === result.counts.total;
+  return job.status === "FAILED" && result.counts.total === 0 && result.exit_code !== null && result.exit_code !== 0;
+}
+
+const major = (version: string) => version.split(".")[0] as string;
+
+/**
+ * When neither validation run could start the tests on the Node the repository got (not
+ * failing tests, nor only the new tests failing to load at base: the solution's run shows that),
+ * the task is prepared again on the next version its engines.node / .nvmrc admits, newest
+ * first (docs/tasks-from-prs.md, "Node versions"). The install may depend on the version
+ * (native addons), so both runs start again from a prepare; the version and why go into the
+ * settings, which every later job of the task carries. A version the import stated is kept.
+ */
+async function onAnotherNode(env: Env, task: TaskRow, base: RunnerJobRow, solution: RunnerJobRow): Promise<boolean> {
+  const settings = task.settings ?? NO_SETTINGS;
+  // Python's tests never run on Node.
+  if (task.testFramework === "pytest" || (settings.node_version !== null && !settings.node_reason)) return false;
+  if (!task.prepareJobId || !couldNotStart(base) || !couldNotStart(solution)) return false;
+  const db = database(env.DB);
+  const install = (await findRunnerJob(db, task.prepareJobId))?.result?.install;
+  const candidates = install?.node_candidates ?? [];
+  const at = install ? candidates.indexOf(install.node) : -1;
+  if (!install || at < 0) return false;
+  const tried = candidates.slice(0, at + 1);
+  const next = candidates.slice(at + 1).find((v) => !tried.some((t) => major(t) === major(v)));
+  if (!next) return false;
+  const ending = logEnding((await readRunnerResult(env, solution.id))?.log_tail);
+  const reason =
+    `the tests could not start on Node ${tried.join(" or ")}: no test ran at base or with the solution (${solution.reason ?? `${solution.result?.counts.errored ?? 0} test files errored before any test`}).${ending} ` +
+    `Node ${major(next)} is the next version the repository's engines.node / .nvmrc admits (${candidates.join(", ")})`;
+  const changed = { ...task, settings: { ...settings, node_version: major(next), node_reason: reason } };
+  const testPatch = await patchText(env, taskKeys(task.id).testPatch);
+  // Queued before the task moves back, as at import: a handler that loses the race below leaves a prepare job nobody waits for.
+  const job = await enqueuePrepare(env, changed, task.snapshotSha256 ?? "", testPatch);
+  const now = new Date().toISOString();
+  await advanceTask(db, task.id, "VALIDATING", { status: "PREPARING", settings: changed.settings, prepareJobId: job.id, preparingAt: now, updatedAt: now });
+  return true;
+}
+
 /** Completion handler of the runner jobs of a task's validation (owner type `task_validation`). */
 export async function validationJobFinished(env: Env, job: FinishedRunnerJob): Promise<void> {
   const owner = parseStepOwnerId(job.owner.owner_id, VALIDATION_STEPS);
@@ -146,6 +197,8 @@ export async function validationJobFinished(env: Env, job: FinishedRunnerJob): P
   if (!task) return;
   if (owner.step === "prepare") return onPrepared(env, task, job);
   // The task may not show the run's id yet if this callback beat the update after queuing.
+  // A run of an earlier Node's round (onAnotherNode) is done with.
+  if (task.status === "PREPARING" && (job.id === task.baseRunJobId || job.id === task.solutionRunJobId)) return;
   if (task.status === "PREPARING") throw new Error(`task ${task.id} is still moving to VALIDATING; retry`);
   return onValidationRun(env, task);
 }
