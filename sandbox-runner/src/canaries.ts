@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Integrity, TestResult } from "../../protocol/callback";
 import type { Framework } from "../../protocol/jobs";
 import { type AssertionForm, type FileShape, jsShape, type PyShape, pyShape, syntaxErrors, type TestSite } from "./canary-sites";
+import { frameworkModule } from "./frameworks";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
 /**
@@ -38,13 +39,9 @@ export interface CanaryPlan {
 
 const SCRIPT_FILE = /\.(c|m)?[jt]sx?$/;
 const PY_FILE = /\.py$/;
-/** Frameworks whose test callbacks take the test's context (`t`), never a `done` callback. */
-const CONTEXT_PARAM: ReadonlySet<Framework> = new Set(["ava", "tape", "node-test", "uvu"]);
 /** Type tests: vitest's typecheck mode checks them and never runs them, so no canary can come out failed. */
 const TYPE_TEST_FILE = /\.(test|spec)-d\.(c|m)?[jt]sx?$/;
 const SOURCE_MAX_BYTES = 16 * 1024 * 1024;
-/** Frameworks that run two tests of the same name in one file (ava refuses, pytest keeps one). */
-const MIRRORED: ReadonlySet<Framework> = new Set(["node-test", "jest", "vitest", "mocha", "tape", "uvu"]);
 const MAX_MIRRORS = 40;
 /** The scope part of vitest's typecheck results (tools/vitest-reporter.mjs): checks of types, not runs. */
 const TYPECHECK_SCOPE = "[typecheck]";
@@ -189,10 +186,8 @@ function truthy(words: string[], value: boolean, python: boolean, q: Quote): str
 function assertionFor(shape: FileShape, site: TestSite, framework: Framework): AssertionForm | null {
   const usable = shape.assertions.filter((a) => a.param === null || a.param === site.param);
   if (usable.length > 0) return pick(usable);
-  // ava fails a test without an assertion of its own; tape's assertions are its `t`'s.
-  if (site.param && framework === "ava") return { kind: "equal", form: "call", callee: `${site.param}.is`, path: "", param: site.param };
-  if (site.param && framework === "tape") return { kind: "equal", form: "call", callee: `${site.param}.equal`, path: "", param: site.param };
-  return null;
+  const own = frameworkModule(framework).canaries.context?.assertion;
+  return site.param && own ? { kind: "equal", form: "call", callee: `${site.param}.${own}`, path: "", param: site.param } : null;
 }
 
 /** The assertion as an expression (no semicolon). */
@@ -210,11 +205,12 @@ function scriptTest(site: TestSite, framework: Framework, name: string, assertio
   const { style } = site;
   const q = quoter(style.quote);
   const semi = style.semicolon ? ";" : "";
-  // A test's parameter is its context in these; in mocha and jest it is `done`, which a canary must not take (it would wait for it).
-  const param = CONTEXT_PARAM.has(framework) ? site.param : null;
+  const { context } = frameworkModule(framework).canaries;
+  // Without a context the parameter is `done` (mocha, jest), which a canary must not take: it would wait for it.
+  const param = context ? site.param : null;
   const params = param ? `(${param})` : "()";
-  // tape ends a test by t.end(), which an expression cannot also say; and it ends a promise's test itself.
-  const tape = framework === "tape" && param !== null;
+  // A test ended by t.end() cannot say so in an expression; and a promise's test ends by itself.
+  const tape = context?.ends === true && param !== null;
   const async = style.async && !tape ? "async " : "";
   let code: string;
   if (style.expression && !tape && site.arrow) code = `${site.indent}${site.callee}(${q(name)}, ${async}${params} => ${assertion})${semi}\n`;
@@ -275,7 +271,7 @@ function placeAmong(
     place(pick(sites), fresh("fail"), false);
   }
   place(pick(sites), fresh("pass"), true);
-  if (MIRRORED.has(framework)) {
+  if (frameworkModule(framework).canaries.sameNameTests) {
     const counts = new Map<string, number>();
     for (const name of real) counts.set(name, (counts.get(name) ?? 0) + 1);
     for (const site of sites.filter((s) => counts.get(s.name) === 1).slice(0, MAX_MIRRORS)) {
@@ -299,43 +295,11 @@ function appendScript(file: string, source: string, framework: Framework): Place
   const names = { fail: drawName([], COMMON_WORDS, taken, false), pass: drawName([], COMMON_WORDS, taken, false) };
   const typescript = /\.(c|m)?tsx?$/.test(file);
   const esm = /\.m[jt]s$/.test(file) || (!/\.c[jt]s$/.test(file) && /^\s*(import\s[^(]|export\s)/m.test(source));
-  const code = appendedScript(framework, { esm, typescript, alias: `${pick(COMMON_WORDS)}${randomInt(100, 999)}` }, names);
+  const [fail, pass] = [JSON.stringify(names.fail), JSON.stringify(names.pass)];
+  const alias = `${pick(COMMON_WORDS)}${randomInt(100, 999)}`;
+  const code = frameworkModule(framework).canaries.appended({ esm, typescript, alias, fail, pass, v: randomInt(1000, 9999), w: randomInt(1000, 9999) });
   if (!code) return null;
   return { source: `${source}${code}`, canaries: [{ name: names.fail, role: "fail" }, { name: names.pass, role: "anchor" }], tests: [] };
-}
-
-function appendedScript(framework: Framework, shape: { esm: boolean; typescript: boolean; alias: string }, names: { fail: string; pass: string }): string | null {
-  const any = shape.typescript ? " as any" : "";
-  const proc = `(globalThis${any}).process`;
-  const a = shape.alias;
-  const [v, w] = [randomInt(1000, 9999), randomInt(1000, 9999)];
-  const fail = JSON.stringify(names.fail);
-  const pass = JSON.stringify(names.pass);
-  const nodeAssert = `${proc}.getBuiltinModule("node:assert")`;
-  const importOf = (what: string, from: string) => (shape.esm || shape.typescript ? `import ${what} from ${JSON.stringify(from)};\n` : `const ${what} = require(${JSON.stringify(from)});\n`);
-  switch (framework) {
-    case "node-test":
-      return `\n;{\n  const { test } = ${proc}.getBuiltinModule("node:test");\n  test(${fail}, () => ${nodeAssert}.strictEqual(${v}, ${v + 1}));\n  test(${pass}, () => ${nodeAssert}.strictEqual(${w}, ${w}));\n}\n`;
-    case "vitest":
-      return `\nimport { test as ${a}_test, expect as ${a}_expect } from "vitest";\n;{\n  ${a}_test(${fail}, () => ${a}_expect(${v}).toBe(${v + 1}));\n  ${a}_test(${pass}, () => ${a}_expect(${w}).toBe(${w}));\n}\n`;
-    case "jest":
-    case "mocha": {
-      const testFn = framework === "jest" ? `(globalThis${any}).test` : `((globalThis${any}).it ?? (globalThis${any}).test)`;
-      return `\n;{\n  const test = ${testFn};\n  test(${fail}, () => { ${nodeAssert}.strictEqual(${v}, ${v + 1}); });\n  test(${pass}, () => { ${nodeAssert}.strictEqual(${w}, ${w}); });\n}\n`;
-    }
-    case "ava":
-    case "tape": {
-      const param = shape.typescript ? "(t: any)" : "(t)";
-      const [is, end] = framework === "ava" ? ["t.is", ""] : ["t.equal", " t.end();"];
-      return `\n${importOf(`${a}_test`, framework)};{\n  ${a}_test(${fail}, ${param} => { ${is}(${v}, ${v + 1});${end} });\n  ${a}_test(${pass}, ${param} => { ${is}(${w}, ${w});${end} });\n}\n`;
-    }
-    case "uvu": {
-      const header = shape.esm || shape.typescript ? `import { suite as ${a}_suite } from "uvu";\n` : `const { suite: ${a}_suite } = require("uvu");\n`;
-      return `\n${header};{\n  const s = ${a}_suite("");\n  s(${fail}, () => ${nodeAssert}.strictEqual(${v}, ${v + 1}));\n  s(${pass}, () => ${nodeAssert}.strictEqual(${w}, ${w}));\n  s.run();\n}\n`;
-    }
-    default:
-      return null;
-  }
 }
 
 // ---------------------------------------------------------------- Python

@@ -23,18 +23,28 @@ import { checkRelativePath } from "../../protocol/paths";
 export { type PackageJson, readManifest, readPackageJson } from "./frameworks/repo";
 
 
+/**
+ * Every framework the protocol names (protocol/jobs.ts, TEST_FRAMEWORKS), each by its module:
+ * a framework is added by its module and its line here, and the compiler asks for both.
+ */
+const REGISTRY: Readonly<Record<Framework, FrameworkModule>> = {
+  "node-test": nodeTest, jest, vitest, mocha, ava, tape, uvu, pytest,
+};
 /** In the order detection asks them when nothing names a runner: config files and dependencies. */
 const DECLARED_ORDER: FrameworkModule[] = [vitest, jest, mocha, ava, tape, uvu, pytest];
-const MODULES = new Map<Framework, FrameworkModule>([...DECLARED_ORDER, nodeTest].map((m) => [m.name, m]));
+const MODULES = new Map<Framework, FrameworkModule>(Object.values(REGISTRY).map((m) => [m.name, m]));
+
+/** A framework's module. */
+export const frameworkModule = (name: Framework): FrameworkModule => REGISTRY[name];
 const EXECUTABLES = new Map<string, Framework>([...MODULES.values()].flatMap((m) => m.executables.map((e) => [e, m.name] as const)));
 
 /**
  * Every framework's harness, whichever framework the run turns out to use: what a candidate
  * adds for another framework (a jest config in a vitest project) is kept out as well.
  */
-export const HARNESS_GLOBS: readonly string[] = [...new Set([...DECLARED_ORDER, nodeTest].flatMap((m) => m.harness))];
+export const HARNESS_GLOBS: readonly string[] = [...new Set(Object.values(REGISTRY).flatMap((m) => m.harness))];
 /** Every framework's internals and the runner's own: a candidate may reach into another framework than the task's. */
-export const INTERNALS: readonly string[] = [...new Set([...DECLARED_ORDER, nodeTest].flatMap((m) => m.internals))];
+export const INTERNALS: readonly string[] = [...new Set(Object.values(REGISTRY).flatMap((m) => m.internals))];
 
 const NODE_TEST_FILE = /(^|[._-])test\.(c|m)?[jt]s$|^test[._-].*\.(c|m)?[jt]s$/;
 const PY_TEST_FILE = /^test.*\.py$|_test\.py$/;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { planTests, type ReportPaths } from "../src/frameworks";
+import { frameworkModule, planTests, type ReportPaths } from "../src/frameworks";
 import { scriptCommands } from "../src/frameworks/script";
-import type { Job } from "../../protocol/jobs";
+import { type Job, TEST_FRAMEWORKS } from "../../protocol/jobs";
 import { parseJUnit, parseLcov, parsePerFile, parseTap, ReportError, toJUnit } from "../src/reports";
 import { temporaryWorkspaces } from "./support/workspaces";
 
@@ -14,6 +14,12 @@ const pkg = (fields: Record<string, unknown>) => JSON.stringify({ name: "x", ...
 const plan = async (files: Record<string, string>, test: Partial<Job["test"]> = {}) => planTests(await workspace(files), { ...AUTO, ...test }, PATHS);
 /** The driver's settings, for frameworks run through tools/run-tests.mjs. */
 const driver = (argv: string[]) => JSON.parse(argv[2] ?? "{}") as { command: string[]; files: string[] | null; capture: string | null; v8Coverage: boolean; lcovFrom: string | null };
+
+describe("the registry", () => {
+  it("has a module for every framework the protocol names, under its own name", () => {
+    expect(TEST_FRAMEWORKS.map((f) => frameworkModule(f).name)).toEqual([...TEST_FRAMEWORKS]);
+  });
+});
 
 describe("detection from what the repository declares", () => {
   it.each([

@@ -1,6 +1,7 @@
 import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions, splitArgs } from "./args";
 import { anyConfig, configNames, hasPackageKey } from "./repo";
+import { contextPair, importDefault } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 const OPTIONS = {
@@ -28,6 +29,11 @@ export const ava: FrameworkModule = {
   report: "per-file",
   harness: [...JS_HARNESS, "**/ava.config.*"],
   internals: ["ava/lib", "ava/entrypoints"],
+  canaries: {
+    sameNameTests: false,
+    context: { assertion: "is", ends: false },
+    appended: (s) => `\n${importDefault(s, `${s.alias}_test`, "ava")};{\n${contextPair(s, `${s.alias}_test`, "is", false)}}\n`,
+  },
   async instrument(command, paths, options) {
     const [exe = "ava", ...rest] = command;
     // Options with their values (`--match "a b"`); the files are the driver's.

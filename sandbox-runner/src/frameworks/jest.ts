@@ -1,6 +1,7 @@
 import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, configNames, hasPackageKey } from "./repo";
+import { anyGlobal, assertPair } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 const COVERAGE_DIR = "/tmp/assay-jest-coverage";
@@ -54,6 +55,11 @@ export const jest: FrameworkModule = {
   report: "junit",
   harness: [...JS_HARNESS, "**/jest.config*", "**/jest.*.config*", "**/jest.setup*", "**/jest-setup*", "**/jest.preset*", "**/jest-preset*", "**/setupTests.*", "**/setup-tests.*", "**/__mocks__/**"],
   internals: ["jest-circus", "jest-runner", "jest-jasmine2", "@jest/reporters", "@jest/test-result", "@jest/core", "@jest/expect", "expect.getState"],
+  canaries: {
+    sameNameTests: true,
+    context: null,
+    appended: (s) => `\n;{\n  const test = ${anyGlobal(s)}.test;\n${assertPair(s, "test", true)}}\n`,
+  },
   async instrument(command, paths, options) {
     const [exe = "jest", ...rest] = command;
     const kept = dropOptions(rest, OPTIONS);

@@ -1,6 +1,7 @@
 import { JS_HARNESS } from "../harness-files";
 import { driverArgv, dropOptions } from "./args";
 import { anyConfig, hasPackageKey } from "./repo";
+import { anyGlobal, assertPair } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 const REPORTER_OPTIONS = ["--reporter", "-R", "--reporter-option", "--reporter-options", "-O"];
@@ -30,6 +31,11 @@ export const mocha: FrameworkModule = {
   report: "junit",
   harness: [...JS_HARNESS, "**/.mocharc*", "**/mocha.opts"],
   internals: ["mocha/lib", "Mocha.Runner", "Mocha.reporters", "EVENT_TEST_FAIL", "EVENT_TEST_PASS"],
+  canaries: {
+    sameNameTests: true,
+    context: null,
+    appended: (s) => `\n;{\n  const test = ${anyGlobal(s)}.it ?? ${anyGlobal(s)}.test;\n${assertPair(s, "test", true)}}\n`,
+  },
   async instrument(command, paths, options) {
     const [exe = "mocha", ...rest] = command;
     const reporter = `${paths.tools}/mocha-reporter.cjs`;

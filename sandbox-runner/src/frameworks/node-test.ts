@@ -1,4 +1,5 @@
 import { JS_HARNESS } from "../harness-files";
+import { anyGlobal, assertPair } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 /** Test files node --test finds when TypeScript files are among them (its defaults are JavaScript only before Node 23). */
@@ -22,6 +23,11 @@ export const nodeTest: FrameworkModule = {
   report: "junit",
   harness: JS_HARNESS,
   internals: ["node:test/reporters", "internal/test_runner", "syncBuiltinESMExports", "--expose-internals"],
+  canaries: {
+    sameNameTests: true,
+    context: { assertion: null, ends: false },
+    appended: (s) => `\n;{\n  const { test } = ${anyGlobal(s)}.process.getBuiltinModule("node:test");\n${assertPair(s, "test", false)}}\n`,
+  },
   async instrument(command, paths, options) {
     // A stated command that is not node itself (a wrapper script) is run as it is.
     if ((command[0] ?? "").split("/").pop() !== "node") return { argv: command, env: {} };

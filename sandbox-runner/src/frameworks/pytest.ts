@@ -42,6 +42,8 @@ export const pytest: FrameworkModule = {
   report: "junit",
   harness: PYTHON_HARNESS,
   internals: ["_pytest", "pytest_runtest_", "pytest_report_", "from_item_and_call", "pytest.TestReport", "pytest.CallInfo", "unittest.result", "unittest.case", "unittest.TestResult", "TextTestResult", "_Outcome", "assay_pytest", "assay.collected_file"],
+  // Python's canaries are written by canaries.ts from the file's own syntax tree (tools/test-sites.py).
+  canaries: { sameNameTests: false, context: null, appended: () => null },
   async instrument(command, paths, options): Promise<Invocation> {
     const added = ["-p", "assay_pytest", "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
     // Root-level test.py / tests.py and test*.py unittest layouts, unless the repository says otherwise.

@@ -1,5 +1,6 @@
 import { JS_HARNESS } from "../harness-files";
 import { driverArgv, splitArgs } from "./args";
+import { contextPair, importDefault } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 /**
@@ -18,6 +19,11 @@ export const tape: FrameworkModule = {
   report: "per-file",
   harness: JS_HARNESS,
   internals: ["tape/lib"],
+  canaries: {
+    sameNameTests: true,
+    context: { assertion: "equal", ends: true },
+    appended: (s) => `\n${importDefault(s, `${s.alias}_test`, "tape")};{\n${contextPair(s, `${s.alias}_test`, "equal", true)}}\n`,
+  },
   async instrument(command, paths, options) {
     const [exe = "tape", ...rest] = command;
     // Keeps -r/--require and -i/--ignore; the files are the driver's.

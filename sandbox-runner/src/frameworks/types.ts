@@ -1,4 +1,5 @@
 import type { Framework } from "../../../protocol/jobs";
+import type { CanaryStyle } from "./canary-style";
 import type { Repo } from "./repo";
 
 export type { Repo };
@@ -77,6 +78,8 @@ export interface FrameworkModule {
    * names it too (the project is a testing tool), a changed line naming it voids a hidden-test run.
    */
   internals: readonly string[];
+  /** How canaries are written among this framework's tests (canaries.ts). */
+  canaries: CanaryStyle;
   /** The command with reporters (and coverage) added, as it is run. */
   instrument(command: string[], paths: RunPaths, options: RunOptions): Promise<Invocation>;
 }

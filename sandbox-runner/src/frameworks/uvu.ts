@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { JS_HARNESS } from "../harness-files";
 import { driverArgv, splitArgs } from "./args";
+import { assertPair } from "./canary-style";
 import type { FrameworkModule } from "./types";
 
 /**
@@ -23,6 +24,14 @@ export const uvu: FrameworkModule = {
   report: "per-file",
   harness: JS_HARNESS,
   internals: ["uvu/dist", "__assayUvu"],
+  canaries: {
+    sameNameTests: true,
+    context: { assertion: null, ends: false },
+    appended: (s) => {
+      const header = s.esm || s.typescript ? `import { suite as ${s.alias}_suite } from "uvu";\n` : `const { suite: ${s.alias}_suite } = require("uvu");\n`;
+      return `\n${header};{\n  const s = ${s.alias}_suite("");\n${assertPair(s, "s", false)}  s.run();\n}\n`;
+    },
+  },
   async instrument(command, paths, options) {
     const { options: given } = splitArgs(command.slice(1), uvu.valuedOptions);
     // A setup module of the workspace's (`-r test/setup.js`) loads after the hook: node runs every

@@ -45,6 +45,12 @@ export const vitest: FrameworkModule = {
   report: "junit",
   harness: [...JS_HARNESS, "**/vitest.config*", "**/vite.config*", "**/vitest.workspace*", "**/vitest.projects*", "**/vitest.setup*", "**/vitest-setup*", "**/vitest.global-setup*", "**/setupTests.*", "**/setup-tests.*", "**/__mocks__/**"],
   internals: ["vitest/node", "vitest/runners", "vitest/suite", "@vitest/runner", "@vitest/expect", "__vitest_", "getCurrentTest", "expect.getState", "onTestFinished"],
+  canaries: {
+    sameNameTests: true,
+    context: null,
+    appended: (s) =>
+      `\nimport { test as ${s.alias}_test, expect as ${s.alias}_expect } from "vitest";\n;{\n  ${s.alias}_test(${s.fail}, () => ${s.alias}_expect(${s.v}).toBe(${s.v + 1}));\n  ${s.alias}_test(${s.pass}, () => ${s.alias}_expect(${s.w}).toBe(${s.w}));\n}\n`,
+  },
   async instrument(command, paths, options) {
     const [exe = "vitest", ...rest] = command;
     const args = dropOptions(["run", "watch", "dev"].includes(rest[0] ?? "") ? rest.slice(1) : rest, OPTIONS);
