@@ -8,7 +8,7 @@ import { runTool } from "./run-tool";
 const TOOL_FILES = [
   "eslint-report.mjs", "pyflakes-report.py", "assay_pytest.py", "coveragerc", "egress-bridge.mjs", "junit-reporter.mjs", "lcov-reporter.mjs",
   "run-tests.mjs", "build-first.mjs", "jest-reporter.mjs", "jest-launcher.mjs", "vitest-reporter.mjs", "uvu-hook.mjs", "junit-xml.mjs",
-  "mocha-launcher.mjs", "mocha-reporter.cjs",
+  "mocha-launcher.mjs", "mocha-reporter.cjs", "locate-bin.mjs",
 ];
 const SOURCE_DIR = join(dirname(fileURLToPath(import.meta.url)), "tools");
 /** What eslint-report.mjs imports; their dependencies are found and copied along. */

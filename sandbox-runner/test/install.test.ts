@@ -8,19 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chooseNode, explainInstallFailure, planInstall, type RepoFacts } from "../src/install";
 import type { Callback } from "../../protocol/callback";
 import { type Harness, jobId, startHarness } from "./support/harness";
+import { facts } from "./support/repo-facts";
 import { tarGz } from "./support/tarball";
 
-const facts = (over: Partial<RepoFacts>): RepoFacts => ({
-  pkg: { name: "x" },
-  hasDependencies: true,
-  lockfile: null,
-  packageManager: null,
-  nodeRange: null,
-  requirementFiles: [],
-  pythonProject: false,
-  testExtras: [],
-  ...over,
-});
 const names = (f: RepoFacts) => planInstall(f, null).map((s) => s.name);
 
 describe("the lockfile decides the tool", () => {

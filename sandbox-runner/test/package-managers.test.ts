@@ -13,22 +13,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { explainInstallFailure, installEnv, planInstall, type RepoFacts } from "../src/install";
 import type { Callback } from "../../protocol/callback";
 import { type Harness, jobId, startHarness } from "./support/harness";
+import { facts } from "./support/repo-facts";
 import { tarGz } from "./support/tarball";
 
 const YARN = "4.10.3";
 const REGISTRIES = { npm: "https://registry.example.test/", pip: "https://pypi.example.test/simple" };
 
-const facts = (over: Partial<RepoFacts>): RepoFacts => ({
-  pkg: { name: "x" },
-  hasDependencies: true,
-  lockfile: null,
-  packageManager: null,
-  nodeRange: null,
-  requirementFiles: [],
-  pythonProject: false,
-  testExtras: [],
-  ...over,
-});
 const packageSpec = (over: Partial<RepoFacts>) => planInstall(facts(over), null)[0]?.argv.find((a) => a.startsWith("--package="));
 
 describe("the package manager's version", () => {

@@ -8,27 +8,13 @@
 // Its one argument is JSON: `command`, the project's command (jest's executable first), and
 // `args`, the arguments jest runs with.
 
-import { accessSync, constants, realpathSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
-import { delimiter, join, resolve } from "node:path";
+import { join } from "node:path";
+import { locate } from "./locate-bin.mjs";
 
 const { command, args } = JSON.parse(process.argv[2]);
 const [exe, ...rest] = command;
-
-/** The executable as a shell would find it: a path as given, a name on PATH. */
-function locate(name) {
-  if (name.includes("/")) return resolve(name);
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return null;
-}
 
 /**
  * jest-cli as the executable would load it: from the executable's own package (npm's and

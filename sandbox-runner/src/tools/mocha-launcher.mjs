@@ -13,28 +13,14 @@
 // mocha gave it and those to show.
 
 import childProcess from "node:child_process";
-import { accessSync, constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
-import { delimiter, dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { locate } from "./locate-bin.mjs";
 
 const LAUNCHER = fileURLToPath(import.meta.url);
 const spec = JSON.parse(process.argv[2]);
-
-/** The executable as a shell would find it: a path as given, a name on PATH. */
-function locate(name) {
-  if (name.includes("/")) return resolve(name);
-  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
-    if (dir === "") continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // Not in this directory.
-    }
-  }
-  return null;
-}
 
 /**
  * The mocha package the executable belongs to (npm's and yarn's bin links), else the
