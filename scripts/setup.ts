@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import { DOCS_ASSET_REWRITES, DOCS_ASSET_SOURCES, type DocsAsset } from "../src/routes/docs-assets";
 import { WEB_OUT } from "./lib/web-bundle";
-import { buildWebApp, webSourcesDigest } from "./web/build";
+import { buildWebApp, SOURCES_STAMP, webSourcesDigest } from "./lib/web-build";
 import { DEV_AUDIENCE, DEV_ISSUER, generateDevIdentity } from "./lib/dev-identity";
 import { readDevVars, writeDevVars } from "./lib/dev-vars";
 import { DEV_DIR, DEV_VARS, ROOT, STATE_DIR } from "./lib/paths";
@@ -93,11 +93,11 @@ function applyMigrations(): void {
 
 /** The web app's bundles in public/app/, built again when its sources or dependencies changed. */
 async function ensureWebApp(): Promise<void> {
-  const stamp = join(WEB_OUT, ".sources");
+  const stamp = join(WEB_OUT, SOURCES_STAMP);
   const digest = webSourcesDigest();
   if (existsSync(stamp) && readFileSync(stamp, "utf8") === digest) return;
   say("building the web app into public/app/");
-  await buildWebApp();
+  await buildWebApp({ mode: "development" });
   writeFileSync(stamp, digest);
 }
 

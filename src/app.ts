@@ -138,7 +138,7 @@ function canonicalRequest(request: Request): { request: Request; pathname: strin
   return { request: new Request(url, request), pathname: url.pathname };
 }
 
-/** The Worker's HTTP entry: path, request id, CORS, rate limits, routing, errors, a log line where one is due. */
+/** The Worker's HTTP entry: path, request id, nosniff, CORS, rate limits, routing, errors, a log line where one is due. */
 export async function handleFetch(received: Request, env: Env, exec: ExecutionContext): Promise<Response> {
   const started = Date.now();
   const { request, pathname } = canonicalRequest(received);
@@ -152,6 +152,8 @@ export async function handleFetch(received: Request, env: Env, exec: ExecutionCo
     response = errorResponse(error, state.requestId);
   }
   response.headers.set("X-Request-Id", state.requestId);
+  // Here, once, so no answer (bundle, settings, JSON, error) is ever sniffed into another type.
+  response.headers.set("X-Content-Type-Options", "nosniff");
   withCors(request, env, response);
   const durationMs = Date.now() - started;
   if (writesRequestLine(request.method, response.status, durationMs)) {

@@ -982,7 +982,7 @@ export interface paths {
         put?: never;
         /**
          * Send a batch of IDE activity events (metadata only)
-         * @description With an IDE session token (attempt_id may be left out; if given it must be the token's attempt, else 401), or the attempt's candidate's session token with attempt_id (staff of the attempt's organization: 403; anyone else: 404). Events are activity metadata from a fixed catalogue (discriminated on `kind`): sizes, counts, durations and short identifiers. Every event type is strict: a field outside the catalogue (text, clipboard, content, code, ...) is a 422 whose loc names it. At most 500 events and 128 KiB per batch (413 over it), 30 batches per minute per attempt (429). Taken while the attempt is NOT_STARTED or IN_PROGRESS, and for 10 minutes after submission for events from before it; otherwise 409. A `file_path` must be a file of the attempt (its task's files or its saved changes) and a `run_id` one of its runs: 422 `unknown_file` / `unknown_run` at the event otherwise, since anything else written there is free text. 202 once queued; events are stored asynchronously, each once per (attempt, event_id), so re-sending a batch is safe.
+         * @description With an IDE session token (attempt_id may be left out; if given it must be the token's attempt, else 401), or the attempt's candidate's session token with attempt_id (staff of the attempt's organization: 403; anyone else: 404). Events are activity metadata from a fixed catalogue (discriminated on `kind`): sizes, counts, durations and short identifiers. Every event type is strict: a field outside the catalogue (text, clipboard, content, code, ...) is a 422 whose loc names it. At most 500 events and 128 KiB per batch (413 over it), 30 batches per minute per attempt (429). Taken while the attempt is NOT_STARTED or IN_PROGRESS, and for 10 minutes after submission for events from before it; otherwise 409. A `file_path` must be a file of the attempt (its task's files or its saved changes) and a `run_id` one of its runs, since anything else written there is free text: such an event alone is refused (listed in `refused`, with its index and an `unknown_file` / `unknown_run` entry in the 422 style) and the rest of the batch is taken. 202 once queued; events are stored asynchronously, each once per (attempt, event_id), so re-sending a batch is safe.
          */
         post: operations["post_PostTelemetryBatch"];
         delete?: never;
@@ -1657,6 +1657,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description The candidate's account of the work as the submit payload had it, which communication is scored from; null when they wrote none */
+            explanation: string | null;
             /** @description Weighted mean of the subscores */
             overall_score: number;
             /** @description The rubric the report was computed with (docs/scoring.md) */
@@ -1897,6 +1899,14 @@ export interface components {
             /** @description To the candidate: a test run of theirs ended (GET /attempts/{attempt_id}/runs/{run_id}) */
             payload: {
                 attempt_id: string;
+                /** @description Tests by result as the runner reported them (a run that is not SUCCEEDED may report none passing); null when it reported nothing */
+                counts: {
+                    errored: number;
+                    failed: number;
+                    passed: number;
+                    skipped: number;
+                    total: number;
+                } | null;
                 run_id: string;
                 /** @enum {string} */
                 status: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ERROR";
@@ -2402,6 +2412,8 @@ export interface components {
             };
             /** @description Overlay paths the hidden-test run left at the task's version (reports made since hidden tests are matched by file) */
             excluded_from_hidden_run?: string[];
+            /** @description The candidate's account of the work as the submit payload had it, which communication is scored from; null when they wrote none */
+            explanation: string | null;
             /** @description Points for the reviewer */
             flags: string[];
             /** @description The task's hidden tests by id; `evidence.correctness` names those that failed */
@@ -2461,6 +2473,8 @@ export interface components {
             };
             /** @description Overlay paths the hidden-test run left at the task's version (reports made since hidden tests are matched by file) */
             excluded_from_hidden_run?: string[];
+            /** @description The candidate's account of the work as the submit payload had it, which communication is scored from; null when they wrote none */
+            explanation: string | null;
             /** @description Points for the reviewer */
             flags: string[];
             /** @description The task's test files the candidate changed; those changes were not scored */
@@ -2753,6 +2767,8 @@ export interface components {
             attempt_id: string;
             /** @description Events dropped because they happened after the attempt was submitted; do not re-send them */
             ignored: number;
+            /** @description Events not stored because they name a file or run that is not the attempt's; the others are queued. Do not re-send them */
+            refused: components["schemas"]["TelemetryRefusedEvent"][];
         };
         TelemetryEvent: {
             /** @description The client's id of the event, unique within the attempt: a re-sent event with the same id is stored once */
@@ -2922,6 +2938,16 @@ export interface components {
             /** @description The client's sequence number of the event, when it keeps one */
             seq?: number;
         };
+        TelemetryRefusedEvent: {
+            event_id: string;
+            /** @description Position of the event in the batch's `events`, from 0 */
+            index: number;
+            /** @description The field, as a 422 would name it: ["body", "events", index, "file_path"] */
+            loc: (string | number)[];
+            msg: string;
+            /** @description unknown_file or unknown_run */
+            type: string;
+        };
         Template: {
             /** @description How many hidden tests a correct solution makes pass, and how many must keep passing. Their names, the tests themselves and the solution are never public */
             hidden_tests: {
@@ -3054,6 +3080,8 @@ export interface components {
         } | {
             at: string;
             auto_submitted: boolean;
+            /** @description The candidate's account of the work from the submit payload; null when they wrote none (always for an automatic submission) */
+            explanation: string | null;
             /** @enum {string} */
             type: "submitted";
         } | {
@@ -5287,7 +5315,7 @@ export interface operations {
                     changed_files?: string[];
                     /** @description Line coverage as a fraction, e.g. 0.87 */
                     coverage?: number;
-                    /** @description The candidate's account of the work (what, why, how it was tested); scored as communication, docs/scoring.md */
+                    /** @description The candidate's account of the work (what, why, how it was tested); scored as communication (docs/scoring.md), and shown to the organization's reviewers on the score report and the evaluation timeline */
                     explanation?: string;
                     /** @description The work as `git diff` output against the task's snapshot, at most 1 MiB. Non-empty, it is the submission: it must apply exactly, and its files replace the saved overlay. Empty or absent, the saved overlay is submitted. */
                     git_diff?: string;
@@ -8145,7 +8173,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Queued for storage */
+            /** @description Queued for storage, but for the events listed in `refused` */
             202: {
                 headers: {
                     [name: string]: unknown;

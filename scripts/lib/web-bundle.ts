@@ -1,4 +1,4 @@
-// The web app's build output (public/app/, made by scripts/web/build.ts) as a browser downloads
+// The web app's build output (public/app/, made by scripts/lib/web-build.ts) as a browser downloads
 // it: sizes gzipped, and what one page needs. Shared by the build, the bench and the budget test.
 import { readFileSync } from "node:fs";
 import { basename, join } from "node:path";

@@ -1,6 +1,6 @@
-import { and, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { staffOrganizations, type MembershipSource, type Role, type Viewer } from "../domain/roles";
+import { hasRole, ROLES, staffOrganizations, type MembershipSource, type Role, type Viewer } from "../domain/roles";
 import type { SessionClaims } from "../domain/identity";
 import { ExpiringCache } from "../lib/expiring-cache";
 import { newId } from "../lib/ids";
@@ -19,23 +19,25 @@ export const DEFAULT_PLAN_ID = "free";
  * an invitation is the service's own and no token changes it.
  */
 export async function syncUserFromClaims(db: Database, claims: SessionClaims): Promise<User> {
-  const key = JSON.stringify([claims.sub, claims.email, claims.role, claims.org_id ?? null]);
+  const key = JSON.stringify([claims.email, claims.role, claims.org_id ?? null]);
   const now = Date.now();
-  const known = synced.get(key, now);
-  if (known) return known;
+  const known = synced.get(claims.sub, now);
+  if (known?.key === key) return known.user;
   const user = await syncFromDatabase(db, claims);
-  synced.set(key, user, now + SYNC_MEMO_MS);
+  synced.set(claims.sub, { key, user }, now + SYNC_MEMO_MS);
   return user;
 }
 
 /**
- * Claims this isolate has found in D1 as they are (or written there), with the user they
- * belong to. Only this sync writes a user's email and role and a token membership, from the
- * same claims, so while the claims stay the same the row does too; the memo is short anyway,
- * so a row changed by hand is read again within a minute.
+ * Per subject, the claims this isolate last found in D1 as they are (or wrote there), with the
+ * user they belong to. Only this sync writes a user's email, role and organization and a token
+ * membership, from the same claims, so while the claims stay the same the row does too. One
+ * entry per subject: a user who goes back to an earlier token (A, then B, then A) is written
+ * again, as the row now holds B. The memo is short anyway, so a row changed by hand or by
+ * another isolate is read again within a minute.
  */
 const SYNC_MEMO_MS = 60_000;
-const synced = new ExpiringCache<string, User>(5000);
+const synced = new ExpiringCache<string, { key: string; user: User }>(5000);
 
 async function syncFromDatabase(db: Database, claims: SessionClaims): Promise<User> {
   const found = await db
@@ -48,7 +50,8 @@ async function syncFromDatabase(db: Database, claims: SessionClaims): Promise<Us
     .where(eq(users.subject, claims.sub))
     .get();
 
-  const userCurrent = found && found.user.email === claims.email && found.user.role === claims.role;
+  const orgId = claims.org_id ?? null;
+  const userCurrent = found && found.user.email === claims.email && found.user.role === claims.role && found.user.orgId === orgId;
   const membership = found?.membership;
   const membershipCurrent = !claims.org_id || membership?.source === "invitation" || membership?.role === claims.role;
   if (found && userCurrent && membershipCurrent) return found.user;
@@ -56,8 +59,8 @@ async function syncFromDatabase(db: Database, claims: SessionClaims): Promise<Us
   const now = new Date().toISOString();
   const user = await db
     .insert(users)
-    .values({ id: newId("usr"), subject: claims.sub, email: claims.email, role: claims.role, createdAt: now, updatedAt: now })
-    .onConflictDoUpdate({ target: users.subject, set: { email: claims.email, role: claims.role, updatedAt: now } })
+    .values({ id: newId("usr"), subject: claims.sub, email: claims.email, role: claims.role, orgId, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({ target: users.subject, set: { email: claims.email, role: claims.role, orgId, updatedAt: now } })
     .returning()
     .get();
 
@@ -136,4 +139,14 @@ export function staffOrganization(organizationId: SQLiteColumn, viewer: Viewer):
   const organizations = staffOrganizations(viewer);
   if (organizations === "all") return sql`1`;
   return organizations.length > 0 ? inArray(organizationId, organizations) : sql`0`;
+}
+
+/**
+ * SQL: the user of the `users` row in the query is staff of `organizationId` now, by the rights
+ * their latest token gave (`role` and `org_id` as synced from it). The same rule as `isStaffIn`,
+ * for the flows that act on users who are not the caller.
+ */
+export function staffNow(organizationId: SQLiteColumn): SQL {
+  const staffRoles = ROLES.filter((r) => hasRole(r, "interviewer"));
+  return or(eq(users.role, "admin"), and(eq(users.orgId, organizationId), inArray(users.role, staffRoles)))!;
 }

@@ -1,12 +1,10 @@
-import { and, count, desc, eq, exists, gt, inArray, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, exists, gt, isNotNull, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { DeliveryStatus, InvitationStatus } from "../domain/invitations";
-import { ROLES } from "../domain/roles";
 import { FALLBACK_TITLE, taskStatement, type StatementColumns } from "../domain/statement";
+import { staffNow } from "./accounts.queries";
 import type { Database } from "./client";
 import { rowValues } from "./rows";
 import { invitations, memberships, organizations, plans, taskAssignments, tasks, users } from "./schema";
-
-const STAFF_ROLES = ROLES.filter((r) => r !== "candidate");
 
 export type InvitationRow = typeof invitations.$inferSelect;
 /**
@@ -330,20 +328,20 @@ export async function recordDelivery(
 
 /**
  * Staff who follow a task (docs/api.md, "Notifications"): who imported it and who invited
- * candidates to it, while their stored membership in its organization is a staff one.
+ * candidates to it, while they are staff of its organization by their latest token. A stored
+ * membership is no staff right (src/domain/roles.ts), so one who moved on hears nothing more.
  */
 export async function taskFollowers(db: Database, taskId: string): Promise<string[]> {
   const rows = await db
-    .selectDistinct({ userId: memberships.userId })
-    .from(memberships)
-    .innerJoin(tasks, eq(tasks.organizationId, memberships.organizationId))
+    .select({ userId: users.id })
+    .from(users)
+    .innerJoin(tasks, eq(tasks.id, taskId))
     .where(
       and(
-        eq(tasks.id, taskId),
-        inArray(memberships.role, STAFF_ROLES),
+        staffNow(tasks.organizationId),
         or(
-          eq(memberships.userId, tasks.createdBy),
-          exists(db.select({ one: sql`1` }).from(invitations).where(and(eq(invitations.taskId, taskId), eq(invitations.invitedBy, memberships.userId)))),
+          eq(users.id, tasks.createdBy),
+          exists(db.select({ one: sql`1` }).from(invitations).where(and(eq(invitations.taskId, taskId), eq(invitations.invitedBy, users.id)))),
         ),
       ),
     )

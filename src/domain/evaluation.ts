@@ -82,7 +82,7 @@ export type TimelineEvent =
   | { type: "run"; at: string; run_id: string; status: string; finished_at: string | null; reason: string | null; counts: RunCounts | null }
   | { type: "telemetry"; at: string; counts: Record<string, number>; total: number }
   | { type: "ai_chat_message"; at: string; message: ChatMessage }
-  | { type: "submitted"; at: string; auto_submitted: boolean }
+  | { type: "submitted"; at: string; auto_submitted: boolean; explanation: string | null }
   | { type: "scoring_started"; at: string; score_id: string }
   | { type: "scoring_finished"; at: string; score_id: string; status: string; overall_score: number | null; reason: string | null };
 
@@ -213,10 +213,11 @@ export interface AttemptTimes {
   auto_submitted: boolean;
 }
 
-export function lifecycleEvents(a: AttemptTimes): TimelineEvent[] {
+/** The attempt's creation, start and submission; the submission with the candidate's explanation, for the reviewer. */
+export function lifecycleEvents(a: AttemptTimes, explanation: string | null): TimelineEvent[] {
   const events: TimelineEvent[] = [{ type: "created", at: a.created_at }];
   if (a.started_at) events.push({ type: "started", at: a.started_at, deadline_at: a.deadline_at });
-  if (a.submitted_at) events.push({ type: "submitted", at: a.submitted_at, auto_submitted: a.auto_submitted });
+  if (a.submitted_at) events.push({ type: "submitted", at: a.submitted_at, auto_submitted: a.auto_submitted, explanation });
   return events;
 }
 

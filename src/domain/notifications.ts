@@ -21,9 +21,14 @@ export const USER_ID_PATTERN = /^usr_[0-9a-f]{32}$/;
 
 const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`));
 
+const count = z.number().int().nonnegative();
+// Figures, not test names or messages: a notification carries no content of the candidate's code.
+const RUN_COUNTS = z.object({ total: count, passed: count, failed: count, skipped: count, errored: count });
+
 /**
- * The catalogue: each type's payload holds the ids a client fetches the rest with. A type is
- * added here, never changed in place: clients ignore types they do not know.
+ * The catalogue: each type's payload holds the ids a client fetches the rest with (a run's also
+ * its test counts, so its line can say how the tests went). A type is added here; a field is
+ * only ever added to one, never changed in place: clients ignore types they do not know.
  */
 export const NOTIFICATION_PAYLOADS = {
   "invitation.accepted": z
@@ -36,7 +41,12 @@ export const NOTIFICATION_PAYLOADS = {
     .object({ draft_id: id("tsk"), status: z.enum(["VALIDATED", "FAILED"]) })
     .describe("To whoever made the draft: its validation ended, and it can be published or says why not (GET /task-drafts/{draft_id})"),
   "run.finished": z
-    .object({ attempt_id: id("att"), run_id: id("run"), status: z.enum(FINAL_RUNNER_JOB_STATUSES) })
+    .object({
+      attempt_id: id("att"),
+      run_id: id("run"),
+      status: z.enum(FINAL_RUNNER_JOB_STATUSES),
+      counts: RUN_COUNTS.nullable().describe("Tests by result as the runner reported them (a run that is not SUCCEEDED may report none passing); null when it reported nothing"),
+    })
     .describe("To the candidate: a test run of theirs ended (GET /attempts/{attempt_id}/runs/{run_id})"),
   "attempt.auto_submitted": z
     .object({ attempt_id: id("att"), task_id: id("tsk") })

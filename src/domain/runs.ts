@@ -103,6 +103,8 @@ export interface EndedRun {
   candidate_id: string;
   run_id: string;
   status: FinalRunnerJobStatus;
+  /** Tests by result; null when the runner reported nothing. The announcement carries them so it can say how the tests went. */
+  counts: RunSummary["counts"] | null;
 }
 
 /**

@@ -150,7 +150,8 @@ export interface TelemetryAdmission {
  * Which events of a batch an attempt still takes. Before submission, all of them (also while
  * NOT_STARTED: the IDE reports from when it opens the attempt). After it, for a grace period,
  * the events the client buffered from before submission; past the grace period, or when no
- * event is from before submission, the batch is a 409.
+ * event is from before submission, the batch is a 409. No events at all (every one of the
+ * batch was refused) are taken within the grace period, so that the refusals are the answer.
  */
 export function admitTelemetry(
   attempt: { id: string; submitted_at: string | null },
@@ -168,7 +169,7 @@ export function admitTelemetry(
     );
   }
   const accepted = records.filter((r) => Date.parse(r.occurred_at) <= submittedMs);
-  if (accepted.length === 0) {
+  if (accepted.length === 0 && records.length > 0) {
     return refuse("conflict", `Attempt ${attempt.id} was submitted at ${attempt.submitted_at}; none of these events happened before that`);
   }
   return accept({ accepted, ignored: records.length - accepted.length });
@@ -192,20 +193,33 @@ export function telemetryReferences(events: readonly TelemetryEvent[]): { paths:
   return { paths: [...paths], runIds: [...runIds] };
 }
 
+/** An event of a batch that is not stored: where it is in the batch, its id, and why, as a 422 entry says it. */
+export interface RefusedEvent extends FieldIssue {
+  index: number;
+  event_id: string;
+}
+
 /**
- * A 422 entry for every event naming a file that is not the attempt's (its task's snapshot or
- * its saved changes) or a run that is not one of its runs: a path is metadata only when it
- * names a file, and anything else written there (a line of code fits the path rules) is text.
+ * Every event naming a file that is not the attempt's (its task's snapshot or its saved
+ * changes) or a run that is not one of its runs: a path is metadata only when it names a file,
+ * and anything else written there (a line of code fits the path rules) is text. An entry per
+ * problem, so `index` may repeat.
  */
-export function unknownReferenceIssues(events: readonly TelemetryEvent[], known: { paths: ReadonlySet<string>; runIds: ReadonlySet<string> }): FieldIssue[] {
-  const issues: FieldIssue[] = [];
-  events.forEach((e, i) => {
+export function refusedReferences(events: readonly TelemetryEvent[], known: { paths: ReadonlySet<string>; runIds: ReadonlySet<string> }): RefusedEvent[] {
+  const refused: RefusedEvent[] = [];
+  events.forEach((e, index) => {
     if ("file_path" in e && e.file_path !== undefined && !known.paths.has(e.file_path)) {
-      issues.push({ loc: ["body", "events", i, "file_path"], msg: "not a file of the attempt: a path of its task's files or of its saved changes", type: "unknown_file" });
+      refused.push({
+        index,
+        event_id: e.event_id,
+        loc: ["body", "events", index, "file_path"],
+        msg: "not a file of the attempt: a path of its task's files or of its saved changes",
+        type: "unknown_file",
+      });
     }
     if ("run_id" in e && e.run_id !== undefined && !known.runIds.has(e.run_id)) {
-      issues.push({ loc: ["body", "events", i, "run_id"], msg: "not a run of the attempt", type: "unknown_run" });
+      refused.push({ index, event_id: e.event_id, loc: ["body", "events", index, "run_id"], msg: "not a run of the attempt", type: "unknown_run" });
     }
   });
-  return issues;
+  return refused;
 }

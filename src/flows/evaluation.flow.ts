@@ -35,8 +35,9 @@ export async function timelinePage(env: Env, attemptId: string, cursor: Timeline
   const object = attemptObject(env, attemptId);
   const more = limit + 1;
   const saves = boundFor(cursor, "save");
-  const [record, groups, runs, telemetry, chat, scores] = await Promise.all([
+  const [record, explanation, groups, runs, telemetry, chat, scores] = await Promise.all([
     object.record(),
+    object.submittedExplanation(),
     object.saveGroups(saves && { at: saves.at, save: numberTie(saves) }, more),
     runsAfter(db, attemptId, boundFor(cursor, "run"), more),
     // From the minute the cursor falls in, which may lie before it: one minute more.
@@ -46,7 +47,7 @@ export async function timelinePage(env: Env, attemptId: string, cursor: Timeline
   ]);
   if (!record) throw new Error(`attempt ${attemptId} has no state in its object`);
   return mergeTimeline(
-    [lifecycleEvents(record), saveEvents(groups), runs, telemetryEvents(telemetry), chat, scoringEvents(scores)],
+    [lifecycleEvents(record, explanation), saveEvents(groups), runs, telemetryEvents(telemetry), chat, scoringEvents(scores)],
     cursor,
     limit,
   );
@@ -83,8 +84,8 @@ export async function submissionDiff(env: Env, attemptId: string): Promise<Outco
 }
 
 /**
- * The attempt's score report in force, whole, with the names of the task's hidden tests;
- * 409 while there is none, saying why.
+ * The attempt's score report in force, whole, with the candidate's explanation and the names
+ * of the task's hidden tests; 409 while there is none, saying why.
  */
 export async function scoreEvidence(env: Env, attempt: { id: string; taskId: string }): Promise<Outcome<Record<string, unknown>>> {
   const db = database(env.DB);
@@ -101,6 +102,7 @@ export async function scoreEvidence(env: Env, attempt: { id: string; taskId: str
   return accept({
     view: "staff",
     ...score.report,
+    explanation: await attemptObject(env, attempt.id).submittedExplanation(),
     created_at: score.createdAt,
     completed_at: score.completedAt,
     hidden_tests: { fail_to_pass: task?.failToPass ?? [], pass_to_pass: task?.passToPass ?? [] },

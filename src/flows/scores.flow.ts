@@ -3,6 +3,7 @@ import { latestScore } from "../db/scores.queries";
 import type { AttemptAudience } from "../domain/attempts";
 import { accept, refuse, type Outcome } from "../domain/outcome";
 import { candidateReport, candidateScoringReason, type CandidateReport, type ScoringStatus } from "../domain/score-views";
+import { attemptObject } from "../durable/attempt/attempt-object";
 import type { Env } from "../env";
 
 // An attempt's score as its audience may read it (docs/scoring.md), and scoring it again.
@@ -23,12 +24,13 @@ export async function scoringState(env: Env, attemptId: string, audience: Audien
   return { status: latest.status, reason, score_id: latest.status === "scored" ? latest.id : null };
 }
 
-type ReportTimes = { created_at: string; completed_at: string };
-export type ScoreReportView = ({ view: "staff" } & Record<string, unknown> & ReportTimes) | ({ view: "candidate" } & CandidateReport & ReportTimes);
+type ReportAdditions = { explanation: string | null; created_at: string; completed_at: string };
+export type ScoreReportView = ({ view: "staff" } & Record<string, unknown> & ReportAdditions) | ({ view: "candidate" } & CandidateReport & ReportAdditions);
 
 /**
  * The attempt's finished score report, whole for staff and without the hidden tests for its
- * candidate; not found until scoring has finished, saying why in the audience's words.
+ * candidate, with the candidate's explanation (their own words, so both views have it); not
+ * found until scoring has finished, saying why in the audience's words.
  */
 export async function scoreReportView(env: Env, attemptId: string, audience: Audience): Promise<Outcome<ScoreReportView>> {
   const score = await latestScore(database(env.DB), attemptId);
@@ -40,9 +42,11 @@ export async function scoreReportView(env: Env, attemptId: string, audience: Aud
         : "scoring is in progress";
     return refuse("not_found", `The score report of attempt ${attemptId} is not available: ${why}`);
   }
-  const times = { created_at: score.createdAt, completed_at: score.completedAt };
-  if (audience === "staff") return accept({ view: "staff", ...score.report, ...times });
-  return accept({ view: "candidate", ...candidateReport(score.report), ...times });
+  // Read once the report exists: the polls before it do not wake the attempt's object.
+  const explanation = await attemptObject(env, attemptId).submittedExplanation();
+  const additions = { explanation, created_at: score.createdAt, completed_at: score.completedAt };
+  if (audience === "staff") return accept({ view: "staff", ...score.report, ...additions });
+  return accept({ view: "candidate", ...candidateReport(score.report), ...additions });
 }
 
 /**

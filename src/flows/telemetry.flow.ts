@@ -1,7 +1,7 @@
 import { database } from "../db/client";
 import { findTelemetryAttempt } from "../db/telemetry.queries";
-import { accept, invalid, refuse, type Outcome } from "../domain/outcome";
-import { admitTelemetry, chunk, TELEMETRY_LIMITS, telemetryReferences, unknownReferenceIssues, type TelemetryEvent } from "../domain/telemetry";
+import { accept, refuse, type Outcome } from "../domain/outcome";
+import { admitTelemetry, chunk, refusedReferences, TELEMETRY_LIMITS, telemetryReferences, type RefusedEvent, type TelemetryEvent } from "../domain/telemetry";
 import { attemptObject } from "../durable/attempt/attempt-object";
 import type { Env } from "../env";
 import { snapshotFiles } from "./workspace-files.flow";
@@ -25,17 +25,29 @@ async function senderAttempt(env: Env, sender: TelemetrySender): Promise<Outcome
   return attempt ? accept(attempt) : refuse("not_found", `Attempt ${sender.attemptId} not found`);
 }
 
+/** The events of a batch naming a file or a run that is not the attempt's (docs/api.md, "Telemetry"). */
+async function unknownReferences(env: Env, attempt: TelemetryAttempt, events: readonly TelemetryEvent[]): Promise<RefusedEvent[]> {
+  const refs = telemetryReferences(events);
+  if (refs.paths.length === 0 && refs.runIds.length === 0) return [];
+  const own = await attemptObject(env, attempt.id).knownReferences(refs.paths, refs.runIds);
+  const saved = new Set(own.paths);
+  const snapshot = refs.paths.some((p) => !saved.has(p)) ? await snapshotFiles(env, attempt.taskId) : new Set<string>();
+  return refusedReferences(events, { paths: new Set([...saved, ...refs.paths.filter((p) => snapshot.has(p))]), runIds: new Set(own.runIds) });
+}
+
 /**
- * Takes a batch of an attempt's telemetry (docs/api.md, "Telemetry"). Batches are limited per attempt, so one IDE cannot flood ingestion whatever IPs it comes
- * from; events from after a submission are dropped, every file and run an event names must be
- * the attempt's own (else 422 naming each), and the rest is queued for storage.
+ * Takes a batch of an attempt's telemetry (docs/api.md, "Telemetry"). Batches are limited per
+ * attempt, so one IDE cannot flood ingestion whatever IPs it comes from. An event naming a file
+ * or run that is not the attempt's is refused alone: a client cannot always know that a file it
+ * reported on was deleted meanwhile, and the rest of its batch is still good. Events from after
+ * a submission are dropped, and the rest is queued for storage.
  */
 export async function ingestTelemetry(
   env: Env,
   sender: TelemetrySender,
   events: TelemetryEvent[],
   nowMs: number,
-): Promise<Outcome<{ attempt_id: string; accepted: number; ignored: number }>> {
+): Promise<Outcome<{ attempt_id: string; accepted: number; ignored: number; refused: RefusedEvent[] }>> {
   const found = await senderAttempt(env, sender);
   if (!found.ok) return found;
   const attempt = found.value;
@@ -46,21 +58,21 @@ export async function ingestTelemetry(
       "buffered and retry after 60 seconds";
     return { ok: false, refusal: { kind: "rate_limited", detail, retryAfterSeconds: 60 } };
   }
-  const admitted = admitTelemetry({ id: attempt.id, submitted_at: attempt.submittedAt }, events, nowMs);
-  if (!admitted.ok) return admitted;
-  const refs = telemetryReferences(events);
-  if (refs.paths.length > 0 || refs.runIds.length > 0) {
-    const own = await attemptObject(env, attempt.id).knownReferences(refs.paths, refs.runIds);
-    const saved = new Set(own.paths);
-    const snapshot = refs.paths.some((p) => !saved.has(p)) ? await snapshotFiles(env, attempt.taskId) : new Set<string>();
-    const issues = unknownReferenceIssues(events, { paths: new Set([...saved, ...refs.paths.filter((p) => snapshot.has(p))]), runIds: new Set(own.runIds) });
-    if (issues.length > 0) return invalid(issues);
-  }
-  const { accepted, ignored } = admitted.value;
-  await env.TELEMETRY.sendBatch(
-    chunk(accepted, TELEMETRY_LIMITS.eventsPerMessage).map((batch) => ({
-      body: { attempt_id: attempt.id, organization_id: attempt.organizationId, events: batch },
-    })),
+  const refused = await unknownReferences(env, attempt, events);
+  const refusedAt = new Set(refused.map((r) => r.index));
+  const admitted = admitTelemetry(
+    { id: attempt.id, submitted_at: attempt.submittedAt },
+    events.filter((_, i) => !refusedAt.has(i)),
+    nowMs,
   );
-  return accept({ attempt_id: attempt.id, accepted: accepted.length, ignored });
+  if (!admitted.ok) return admitted;
+  const { accepted, ignored } = admitted.value;
+  if (accepted.length > 0) {
+    await env.TELEMETRY.sendBatch(
+      chunk(accepted, TELEMETRY_LIMITS.eventsPerMessage).map((batch) => ({
+        body: { attempt_id: attempt.id, organization_id: attempt.organizationId, events: batch },
+      })),
+    );
+  }
+  return accept({ attempt_id: attempt.id, accepted: accepted.length, ignored, refused });
 }

@@ -193,7 +193,10 @@ const SubmitBody = z
       .string()
       .max(10_000)
       .optional()
-      .describe("The candidate's account of the work (what, why, how it was tested); scored as communication, docs/scoring.md"),
+      .describe(
+        "The candidate's account of the work (what, why, how it was tested); scored as communication (docs/scoring.md), " +
+          "and shown to the organization's reviewers on the score report and the evaluation timeline",
+      ),
   })
   .superRefine((payload, ctx) => {
     const problem = submissionProblem(payload);

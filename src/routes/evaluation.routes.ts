@@ -52,7 +52,12 @@ const TimelineEventSchema = z
       at: z.string().describe("The message's created_at"),
       message: ChatMessageSchema.describe("A message of the AI chat, either side, as GET .../ai-chat/messages shows it"),
     }),
-    z.object({ type: z.literal("submitted"), at: z.string(), auto_submitted: z.boolean() }),
+    z.object({
+      type: z.literal("submitted"),
+      at: z.string(),
+      auto_submitted: z.boolean(),
+      explanation: z.string().nullable().describe("The candidate's account of the work from the submit payload; null when they wrote none (always for an automatic submission)"),
+    }),
     z.object({ type: z.literal("scoring_started"), at: z.string(), score_id: z.string() }),
     z.object({
       type: z.literal("scoring_finished"),

@@ -49,7 +49,10 @@ const Subscores = z.object(Object.fromEntries(SUBSCORES.map((n) => [n, z.number(
 const Evidence = z.record(z.string(), z.unknown());
 const TestCounts = z.object({ passed: z.number().int(), total: z.number().int() });
 
-/** What both views of a report have: the scores, their weights, and the client's figures beside the measured ones. */
+/**
+ * What both views of a report have: the scores, their weights, the client's figures beside the
+ * measured ones, and the candidate's explanation (their own words, so their view keeps it).
+ */
 const reportCommon = {
   score_id: z.string(),
   attempt_id: z.string(),
@@ -69,6 +72,10 @@ const reportCommon = {
       }),
     )
     .describe("The client's figures beside the measured ones; a gap over 0.25 is flagged"),
+  explanation: z
+    .string()
+    .nullable()
+    .describe("The candidate's account of the work as the submit payload had it, which communication is scored from; null when they wrote none"),
   created_at: z.string(),
   completed_at: z.string(),
 };

@@ -75,9 +75,9 @@ export class GetStoredObject extends SignedUrlEndpoint {
     headers.set("ETag", object.httpEtag);
     headers.set("Content-Length", String(object.size));
     // Set last, over any stored metadata: a candidate's JUnit XML or log is served from the
-    // API's origin and must never be rendered there, sniffed into HTML, or run script.
+    // API's origin and must never be rendered there or run script (the Worker's entry adds
+    // nosniff to every answer, so it is never sniffed into HTML either).
     headers.set("Content-Disposition", attachmentDisposition(params.key));
-    headers.set("X-Content-Type-Options", "nosniff");
     headers.set("Content-Security-Policy", "sandbox; default-src 'none'");
     return new Response(object.body, { headers });
   }

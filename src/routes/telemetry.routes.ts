@@ -18,6 +18,16 @@ const TelemetryBatchSchema = z.strictObject({
   events: TelemetryEventsSchema.describe(`1–${eventsPerBatch} events, each with an event_id unique in the batch`),
 });
 
+const TelemetryRefusedSchema = z
+  .object({
+    index: z.int().describe("Position of the event in the batch's `events`, from 0"),
+    event_id: z.string(),
+    loc: z.array(z.union([z.string(), z.number()])).describe('The field, as a 422 would name it: ["body", "events", index, "file_path"]'),
+    msg: z.string(),
+    type: z.string().describe("unknown_file or unknown_run"),
+  })
+  .meta({ id: "TelemetryRefusedEvent" });
+
 const TelemetryAcceptedSchema = z
   .object({
     attempt_id: z.string(),
@@ -25,6 +35,9 @@ const TelemetryAcceptedSchema = z
       .int()
       .describe("Events queued for storage. Events the service already has count here too: each is stored once, by attempt and event_id"),
     ignored: z.int().describe("Events dropped because they happened after the attempt was submitted; do not re-send them"),
+    refused: z
+      .array(TelemetryRefusedSchema)
+      .describe("Events not stored because they name a file or run that is not the attempt's; the others are queued. Do not re-send them"),
   })
   .meta({ id: "TelemetryAccepted" });
 
@@ -55,12 +68,13 @@ export class PostTelemetryBatch extends IdeSessionEndpoint {
       `whose loc names it. At most ${eventsPerBatch} events and ${batchBytes / 1024} KiB per batch (413 over it), ` +
       `${batchesPerMinute} batches per minute per attempt (429). Taken while the attempt is NOT_STARTED or IN_PROGRESS, and ` +
       `for ${graceAfterSubmitMs / 60_000} minutes after submission for events from before it; otherwise 409. ` +
-      "A `file_path` must be a file of the attempt (its task's files or its saved changes) and a `run_id` one of its runs: " +
-      "422 `unknown_file` / `unknown_run` at the event otherwise, since anything else written there is free text. " +
+      "A `file_path` must be a file of the attempt (its task's files or its saved changes) and a `run_id` one of its runs, " +
+      "since anything else written there is free text: such an event alone is refused (listed in `refused`, with its index " +
+      "and an `unknown_file` / `unknown_run` entry in the 422 style) and the rest of the batch is taken. " +
       "202 once queued; events are stored asynchronously, each once per (attempt, event_id), so re-sending a batch is safe.",
     request: { body: jsonContent(TelemetryBatchSchema) },
     responses: {
-      "202": jsonResponse("Queued for storage", TelemetryAcceptedSchema),
+      "202": jsonResponse("Queued for storage, but for the events listed in `refused`", TelemetryAcceptedSchema),
       "404": attemptNotFound,
       "409": jsonResponse("The attempt was submitted too long ago, or every event is from after its submission", ErrorSchema),
     },

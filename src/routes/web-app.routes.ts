@@ -5,13 +5,17 @@ import { HttpError } from "../http/errors";
 /**
  * The web app (web/, built into public/app/ by scripts/web/build.ts): its hashed assets, its
  * settings, and index.html for every page address, so a reload or a link to any page of the
- * app works. Everything under /api/ and /health stays the API's.
+ * app works. /health and every path that starts with /api in any letter case (/API/v1,
+ * /apiv1, /Api) stay the API's: a mistyped API address must be the API's JSON 404, never a
+ * 200 with the app's HTML, which a client would take for success.
  */
 const ASSETS_PREFIX = "/app/assets/";
 const CONFIG_PATH = "/app-config.json";
 
+const API_PATH = /^\/(?:api|health$)/i;
+
 export function isWebAppPath(pathname: string): boolean {
-  return !pathname.startsWith("/api/") && pathname !== "/api" && pathname !== "/health";
+  return !API_PATH.test(pathname);
 }
 
 /** The page may talk to this origin and to the identity provider (discovery and the token endpoint). */
@@ -77,7 +81,6 @@ export async function webAppResponse(request: Request, env: Env, pathname: strin
       "Content-Type": "text/html; charset=utf-8",
       "Cache-Control": "no-cache",
       "Content-Security-Policy": contentSecurityPolicy(env),
-      "X-Content-Type-Options": "nosniff",
       "Referrer-Policy": "no-referrer",
     },
   });

@@ -23,6 +23,7 @@ const LATE = { email: `late-${process.pid}@example.test`, role: "candidate" };
 /** src/slugify.js of the demo pull request: at its base (what the candidate starts from), at its head (the answer). */
 const slugifyAt = (ref: "base" | "head") => execFileSync("git", ["-C", join(inject("repohostRoot"), REPO), "show", `refs/pull/1/${ref}:src/slugify.js`], { encoding: "utf8" });
 const STEP_MS = 60_000;
+const EXPLANATION = "Cut at the last whole word within maxLength; tested with titles of emoji only.";
 
 /** The dev OpenID provider's sign-in page (checked by axe first), filled in as a person would. */
 async function signIn(page: Page, who: DevUser): Promise<void> {
@@ -225,6 +226,7 @@ describe("the web app in Chromium (npm start)", () => {
     await page.getByRole("button", { name: "Submit…" }).click();
     const dialog = page.getByRole("dialog");
     await dialog.getByText("Submitting is final.").waitFor();
+    await dialog.getByLabel("Your account of the work (optional)").fill(EXPLANATION);
     await accessible(page);
     await dialog.getByRole("button", { name: "Submit, final" }).click();
     await page.getByText(/submitted/i).first().waitFor({ timeout: STEP_MS });
@@ -247,6 +249,7 @@ describe("the web app in Chromium (npm start)", () => {
     const flags = page.getByRole("region", { name: "Review flags" });
     await flags.waitFor({ timeout: STEP_MS });
     expect(await flags.innerText()).toMatch(/not a deduction[\s\S]*echo\.js[\s\S]*3 │ if \(line === 'quit'\) process\.exit\(0\);/);
+    await page.locator("blockquote", { hasText: EXPLANATION }).waitFor({ timeout: STEP_MS });
     await accessible(page);
 
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/replay`);
@@ -271,6 +274,20 @@ describe("the web app in Chromium (npm start)", () => {
       await page.getByRole("heading", { name: heading, exact: true, level: 1 }).waitFor({ timeout: STEP_MS });
       await accessible(page);
     }
+  });
+
+  it("the candidate's attempt page opens on their score: the subscores, the tests by count, their explanation", { timeout: 120_000 }, async () => {
+    const page = candidatePage;
+    // My assessments was read before scoring had finished; read again, it leads to the score.
+    await page.reload();
+    await page.getByRole("link", { name: /^See your score:/ }).click({ timeout: STEP_MS });
+    const panel = page.getByRole("tabpanel", { name: "Your score" });
+    await panel.getByText(/Overall \d+(\.\d+)? of 100/).waitFor({ timeout: STEP_MS });
+    const text = await panel.innerText();
+    expect(text).toMatch(/Correctness[\s\S]*Communication/);
+    expect(text).toMatch(/Hidden tests the task asked you to make pass: \d+ of \d+ pass/);
+    expect(text).toContain(EXPLANATION);
+    await accessible(page);
   });
 
   it("an expired invitation's link says it expired and what to do", { timeout: 180_000 }, async () => {

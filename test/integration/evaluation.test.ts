@@ -313,7 +313,7 @@ describe("timeline", () => {
       reason: null,
       counts: { total: 3, passed: 2, failed: 1, skipped: 0, errored: 0 },
     });
-    expect(items[7]).toMatchObject({ auto_submitted: false });
+    expect(items[7]).toMatchObject({ auto_submitted: false, explanation: null });
     expect(items[9]).toMatchObject({ score_id: scoreId, status: "scored", overall_score: 41.5 });
     const times = body.items.map((e) => e.at);
     expect(times).toEqual([...times].sort());
@@ -444,6 +444,50 @@ describe("score evidence", () => {
       completed_at: "2026-01-01T00:03:00.000Z",
       hidden_tests: { fail_to_pass: ["test/slugify.test.js::slugify::cuts"], pass_to_pass: ["test/slugify.test.js::slugify::keeps"] },
     });
+  });
+});
+
+describe("the candidate's explanation", () => {
+  const explanation = "Cut the slug at the last whole word; added a test for titles of emoji only.";
+
+  it("is kept with the submission: reviewers read it on the score report, the evidence and the timeline; the candidate on their own report", async () => {
+    const { interviewer, candidate, attempt } = await startedAttempt();
+    expect((await submit(candidate.token, attempt.id, { explanation })).status).toBe(202);
+    // Later than any report the submit's own scoring may make, so this one is in force.
+    const scoreId = newScoreId();
+    const later = (ms: number) => new Date(Date.now() + ms).toISOString();
+    await insertScore(attempt.id, { id: scoreId, status: "scored", report: { score_id: scoreId }, createdAt: later(60_000), completedAt: later(120_000) });
+
+    const staffReport = await get(interviewer, `/api/v1/attempts/${attempt.id}/score-report`);
+    expect(staffReport).toMatchObject({ status: 200, body: { view: "staff", score_id: scoreId, explanation } });
+    expect(await get(interviewer, `${base(attempt.id)}/evidence`)).toMatchObject({ status: 200, body: { score_id: scoreId, explanation } });
+    const timeline = await get<TimelineJson>(interviewer, `${base(attempt.id)}/timeline`);
+    expect(timeline.body.items.find((e) => e.type === "submitted")).toMatchObject({ auto_submitted: false, explanation });
+    // Their own words: the candidate's view keeps them, beside the scores.
+    expect(await get(candidate, `/api/v1/attempts/${attempt.id}/score-report`)).toMatchObject({ status: 200, body: { view: "candidate", explanation } });
+  });
+
+  it("reaches no one outside the attempt's organization, and is null when the candidate wrote none", async () => {
+    const { interviewer, candidate, attempt } = await startedAttempt();
+    expect((await submit(candidate.token, attempt.id, { explanation })).status).toBe(202);
+    await insertScore(attempt.id, { status: "scored", report: {}, createdAt: new Date(Date.now() + 60_000).toISOString() });
+    const other = await signIn({ role: "interviewer", org_id: `org-${crypto.randomUUID().slice(0, 8)}` });
+    const stranger = await signIn();
+    for (const path of [`/api/v1/attempts/${attempt.id}/score-report`, `${base(attempt.id)}/evidence`, `${base(attempt.id)}/timeline`]) {
+      for (const user of [other, stranger]) {
+        const res = await call(path, { token: user.token });
+        // A candidate-role token is refused the evaluation before the attempt is looked up.
+        expect(res.status, path).toBe(user === stranger && path.includes("/evaluation/") ? 403 : 404);
+        expect(await res.text()).not.toContain("last whole word");
+      }
+    }
+
+    const silent = await startedAttempt();
+    expect((await submit(silent.candidate.token, silent.attempt.id, {})).status).toBe(202);
+    await insertScore(silent.attempt.id, { status: "scored", report: {}, createdAt: new Date(Date.now() + 60_000).toISOString() });
+    expect((await get(silent.interviewer, `/api/v1/attempts/${silent.attempt.id}/score-report`)).body).toMatchObject({ explanation: null });
+    // The 404s above are the organization's boundary: its own staff read the report.
+    expect((await get(interviewer, `/api/v1/attempts/${attempt.id}/score-report`)).body).toMatchObject({ explanation });
   });
 });
 

@@ -338,8 +338,9 @@ describe("a finished run", () => {
     const after = await getRun(candidate, attemptId, run.id);
     expect(after).toEqual({ ...done, artifact_urls: after.artifact_urls, artifact_urls_expire_at: after.artifact_urls_expire_at });
     expect((await objectRun(attemptId, run.id)).row.version).toBe(2);
-    // Its candidate heard of it once, with the status it has kept.
-    await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
+    // Its candidate heard of it once, with the status and the counts it has kept.
+    const heard = await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
+    expect(heard.payload.counts).toEqual({ total: 2, passed: 1, failed: 1, skipped: 0, errored: 0 });
     expect((await notificationsOf(candidate.token)).items.filter((n) => n.payload.run_id === run.id)).toHaveLength(1);
   });
 
@@ -438,6 +439,9 @@ describe("reliability", () => {
     expect(await late.json()).toMatchObject({ recorded: false, status: "ERROR" });
     await afterQueuedNotifications(candidate.token);
     expect((await getRun(candidate, attemptId, run.id)).status).toBe("ERROR");
+    // The sweep's announcement takes two queues, so it may come after the test notification.
+    const heard = await notified(candidate.token, "run.finished", { run_id: run.id, status: "ERROR" });
+    expect(heard.payload.counts).toBeNull();
     expect((await notificationsOf(candidate.token)).items.filter((n) => n.payload.run_id === run.id).map((n) => n.payload.status)).toEqual(["ERROR"]);
   });
 
@@ -451,7 +455,8 @@ describe("reliability", () => {
     await setSweepAt(attemptId, run.id, Date.now() - 1000);
     expect(await runDurableObjectAlarm(attemptStub(attemptId))).toBe(true);
     expect(await getRun(candidate, attemptId, run.id)).toMatchObject({ status: "SUCCEEDED", counts: { total: 1, passed: 1 }, tests: [{ name: "a" }] });
-    await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
+    const heard = await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
+    expect(heard.payload.counts).toEqual({ total: 1, passed: 1, failed: 0, skipped: 0, errored: 0 });
   });
 
   it("a run the object stored but never queued (it stopped half-way) is ERROR at its sweep", async () => {

@@ -66,7 +66,7 @@ describe("POST /siem/events/batch", () => {
     ];
     const res = await send(token, { events });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ attempt_id: attempt.id, accepted: 3, ignored: 0 });
+    expect(await res.json()).toEqual({ attempt_id: attempt.id, accepted: 3, ignored: 0, refused: [] });
 
     const rows = await storedOnce(attempt.id, 3);
     expect(rows.map((r) => [r.event_id, r.seq, r.kind, r.occurred_at, JSON.parse(r.data), r.organization_id])).toEqual([
@@ -88,7 +88,7 @@ describe("POST /siem/events/batch", () => {
     const resent = [{ ...first[0]!, kind: "focus_gained", away_ms: 5 }, first[1]!, first[2]!, newer];
     const again = await send(token, { attempt_id: attempt.id, events: resent });
     expect(again.status).toBe(202);
-    expect(await again.json()).toEqual({ attempt_id: attempt.id, accepted: 4, ignored: 0 });
+    expect(await again.json()).toEqual({ attempt_id: attempt.id, accepted: 4, ignored: 0, refused: [] });
     const after = await eventually(async () => {
       const rows = await stored(attempt.id);
       return rows.some((r) => r.event_id === newer.event_id) ? rows : undefined;
@@ -109,7 +109,7 @@ describe("POST /siem/events/batch", () => {
     expect(await validationLocs(missing)).toEqual([["body", "attempt_id"]]);
   });
 
-  it("a file_path must name a file of the attempt and a run_id one of its runs: code written there is refused (#30)", async () => {
+  it("a file_path must name a file of the attempt and a run_id one of its runs: code written there is refused, event by event (#30)", async () => {
     const { candidate, attempt, taskId } = await startedAttempt();
     await env.BUCKET.put(taskKeys(taskId).snapshot, await snapshotTarball({ "src/slugify.js": "export {};\n", "README.md": "# s\n" }));
     await patchChanges(candidate, attempt.id, { "src/new helper.js": { op: "upsert", content_b64: b64("x\n") } });
@@ -117,31 +117,69 @@ describe("POST /siem/events/batch", () => {
     const run = (await (await call(`/api/v1/attempts/${attempt.id}/runs`, { method: "POST", token: candidate.token, body: { changed_files: [] } })).json()) as { id: string };
 
     const code = "src/x = {a => a+1} 'quoted' \"and\" spaced.js";
-    const refused = await send(token, {
-      events: [
-        focus({ kind: "file_opened", file_path: code }),
-        focus({ kind: "file_opened", file_path: "src/slugify.js" }),
-        focus({ kind: "run_clicked", run_id: "run_madeup" }),
-        focus({ kind: "typing_window", window_ms: 10, keystrokes: 1, file_path: "src/never-saved.js" }),
-      ],
-    });
-    expect(refused.status).toBe(422);
-    expect(((await errorBody(refused)).detail as { loc: unknown[]; type: string }[]).map((d) => [d.loc.join("."), d.type])).toEqual([
-      ["body.events.0.file_path", "unknown_file"],
-      ["body.events.2.run_id", "unknown_run"],
-      ["body.events.3.file_path", "unknown_file"],
+    const events = [
+      focus({ kind: "file_opened", file_path: code }),
+      focus({ kind: "file_opened", file_path: "src/slugify.js" }),
+      focus({ kind: "run_clicked", run_id: "run_madeup" }),
+      focus({ kind: "typing_window", window_ms: 10, keystrokes: 1, file_path: "src/never-saved.js" }),
+      focus({ kind: "copy", size_bytes: 3, line_count: 1, file_path: "src/new helper.js" }),
+      focus({ kind: "run_clicked", run_id: run.id }),
+    ];
+    const res = await send(token, { events });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { accepted: number; ignored: number; refused: { index: number; event_id: string; loc: unknown[]; msg: string; type: string }[] };
+    expect(body.accepted).toBe(3);
+    expect(body.refused).toEqual([
+      { index: 0, event_id: events[0]!.event_id, loc: ["body", "events", 0, "file_path"], msg: expect.stringMatching(/not a file of the attempt/), type: "unknown_file" },
+      { index: 2, event_id: events[2]!.event_id, loc: ["body", "events", 2, "run_id"], msg: "not a run of the attempt", type: "unknown_run" },
+      { index: 3, event_id: events[3]!.event_id, loc: ["body", "events", 3, "file_path"], msg: expect.stringMatching(/not a file of the attempt/), type: "unknown_file" },
     ]);
 
-    const taken = await send(token, {
-      events: [
-        focus({ kind: "file_opened", file_path: "src/slugify.js" }),
-        focus({ kind: "copy", size_bytes: 3, line_count: 1, file_path: "src/new helper.js" }),
-        focus({ kind: "run_clicked", run_id: run.id }),
-      ],
-    });
-    expect(taken.status).toBe(202);
     const rows = await storedOnce(attempt.id, 3);
+    expect(rows.map((r) => r.event_id).sort()).toEqual([events[1]!.event_id, events[4]!.event_id, events[5]!.event_id].sort());
     expect(rows.some((r) => r.data.includes("=>"))).toBe(false);
+  });
+
+  it("an event about a file deleted meanwhile is refused alone: the rest of the batch is stored (#38)", async () => {
+    const { candidate, attempt } = await startedAttempt();
+    const token = await ideToken(candidate, attempt.id);
+    expect((await patchChanges(candidate, attempt.id, { "src/scratch.js": { op: "upsert", content_b64: b64("let x;\n") } })).status).toBe(200);
+    const typed = focus({ kind: "typing_window", window_ms: 4000, keystrokes: 30, file_path: "src/scratch.js" });
+    expect((await patchChanges(candidate, attempt.id, { "src/scratch.js": { op: "delete" } })).status).toBe(200);
+
+    const before = focus({ kind: "focus_gained", away_ms: 1200 });
+    const after = focus({ kind: "ai_chat_message_sent", message_chars: 12 });
+    const res = await send(token, { events: [before, typed, after] });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({
+      attempt_id: attempt.id,
+      accepted: 2,
+      ignored: 0,
+      refused: [{ index: 1, event_id: typed.event_id, loc: ["body", "events", 1, "file_path"], msg: expect.any(String), type: "unknown_file" }],
+    });
+    const rows = await storedOnce(attempt.id, 2);
+    expect(rows.map((r) => [r.event_id, r.kind, JSON.parse(r.data)])).toEqual([
+      [before.event_id, "focus_gained", { away_ms: 1200 }],
+      [after.event_id, "ai_chat_message_sent", { message_chars: 12 }],
+    ]);
+  });
+
+  it("a batch whose every event is refused: 202 with accepted 0, and nothing is queued", async () => {
+    const { candidate, attempt } = await startedAttempt();
+    const token = await ideToken(candidate, attempt.id);
+    const events = [focus({ kind: "file_opened", file_path: "gone.js" }), focus({ kind: "run_clicked", run_id: "run_nope" })];
+    const res = await send(token, { events });
+    expect(res.status).toBe(202);
+    const body = (await res.json()) as { accepted: number; ignored: number; refused: { index: number; type: string }[] };
+    expect([body.accepted, body.ignored]).toEqual([0, 0]);
+    expect(body.refused.map((r) => [r.index, r.type])).toEqual([
+      [0, "unknown_file"],
+      [1, "unknown_run"],
+    ]);
+
+    // A later batch is stored alone: nothing of the refused one reached the queue.
+    expect((await send(token, { events: [focus({ event_id: "next" })] })).status).toBe(202);
+    expect((await storedOnce(attempt.id, 1)).map((r) => r.event_id)).toEqual(["next"]);
   });
 
   it("also before the attempt is started (the IDE reports from when it opens the attempt)", async () => {
@@ -240,7 +278,7 @@ describe("POST /siem/events/batch", () => {
     const late = focus({ occurred_at: new Date(Date.now() + 1000).toISOString() });
     const res = await send(token, { events: [buffered, late] });
     expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ attempt_id: attempt.id, accepted: 1, ignored: 1 });
+    expect(await res.json()).toEqual({ attempt_id: attempt.id, accepted: 1, ignored: 1, refused: [] });
     expect((await storedOnce(attempt.id, 1)).map((r) => r.event_id)).toEqual([buffered.event_id]);
 
     const onlyLate = await send(token, { events: [late] });

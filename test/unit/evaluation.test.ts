@@ -96,14 +96,14 @@ describe("timeline cursors", () => {
     expect(compareCursors(cursorOf(run("run_z", at)), cursorOf(save(1, "2026-01-01T00:00:00.001Z")))).toBeLessThan(0);
     expect(compareCursors(cursorOf(save(1, at)), cursorOf(run("run_a", at)))).toBeLessThan(0);
     expect(compareCursors(cursorOf(save(9, at)), cursorOf(save(10, at)))).toBeLessThan(0);
-    expect(compareCursors(cursorOf({ type: "submitted", at, auto_submitted: false }), cursorOf({ type: "scoring_started", at, score_id: "s" }))).toBeLessThan(0);
+    expect(compareCursors(cursorOf({ type: "submitted", at, auto_submitted: false, explanation: null }), cursorOf({ type: "scoring_started", at, score_id: "s" }))).toBeLessThan(0);
     expect(compareCursors(cursorOf(run("run_a", at)), cursorOf(run("run_a", at)))).toBe(0);
   });
 
   it("put AI chat messages after the telemetry of their instant, before the submission, in seq order", () => {
     const at = "2026-01-01T00:00:00.000Z";
     const telemetry: TimelineEvent = { type: "telemetry", at, counts: { paste: 1 }, total: 1 };
-    const submitted: TimelineEvent = { type: "submitted", at, auto_submitted: false };
+    const submitted: TimelineEvent = { type: "submitted", at, auto_submitted: false, explanation: null };
     const order = mergeTimeline([[submitted, chat(11, at), chat(10, at), telemetry, chat(9, at)]], undefined, 10).items;
     expect(order.map((e) => (e.type === "ai_chat_message" ? e.message.seq : e.type))).toEqual(["telemetry", 9, 10, 11, "submitted"]);
     const cursor = cursorOf(chat(10, at));
@@ -124,13 +124,16 @@ describe("timeline cursors", () => {
 });
 
 describe("merging the timeline", () => {
-  const lifecycle = lifecycleEvents({
-    created_at: "2026-01-01T10:00:00.000Z",
-    started_at: "2026-01-01T10:01:00.000Z",
-    deadline_at: "2026-01-01T11:31:00.000Z",
-    submitted_at: "2026-01-01T10:30:00.000Z",
-    auto_submitted: true,
-  });
+  const lifecycle = lifecycleEvents(
+    {
+      created_at: "2026-01-01T10:00:00.000Z",
+      started_at: "2026-01-01T10:01:00.000Z",
+      deadline_at: "2026-01-01T11:31:00.000Z",
+      submitted_at: "2026-01-01T10:30:00.000Z",
+      auto_submitted: true,
+    },
+    null,
+  );
   const saves = [save(1, "2026-01-01T10:02:00.000Z"), save(2, "2026-01-01T10:05:00.000Z"), save(3, "2026-01-01T10:05:00.000Z")];
   const runs = [run("run_b", "2026-01-01T10:05:00.000Z"), run("run_a", "2026-01-01T10:06:00.000Z")];
   const telemetry = telemetryEvents([
@@ -204,9 +207,14 @@ describe("timeline events", () => {
   });
 
   it("has only what happened of the lifecycle", () => {
-    expect(lifecycleEvents({ created_at: "c", started_at: null, deadline_at: null, submitted_at: null, auto_submitted: false })).toEqual([
+    expect(lifecycleEvents({ created_at: "c", started_at: null, deadline_at: null, submitted_at: null, auto_submitted: false }, null)).toEqual([
       { type: "created", at: "c" },
     ]);
+  });
+
+  it("gives the submission the candidate's explanation", () => {
+    const events = lifecycleEvents({ created_at: "c", started_at: "s", deadline_at: null, submitted_at: "t", auto_submitted: false }, "Fixed the slug cut");
+    expect(events.at(-1)).toEqual({ type: "submitted", at: "t", auto_submitted: false, explanation: "Fixed the slug cut" });
   });
 
   it("ends a scoring only once it has ended, failed ones with their reason", () => {

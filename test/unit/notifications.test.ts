@@ -15,9 +15,12 @@ describe("the catalogue's payloads", () => {
   it("has a schema for each type, which refuses ids of the wrong kind", () => {
     expect(NOTIFICATION_TYPES).toEqual(Object.keys(NOTIFICATION_PAYLOADS));
     const run = NOTIFICATION_PAYLOADS["run.finished"];
-    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "SUCCEEDED" }).success).toBe(true);
-    expect(run.safeParse({ attempt_id: `tsk_${hex}`, run_id: `run_${hex}`, status: "SUCCEEDED" }).success).toBe(false);
-    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "queued" }).success).toBe(false);
+    const counts = { total: 9, passed: 7, failed: 2, skipped: 0, errored: 0 };
+    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "SUCCEEDED", counts }).success).toBe(true);
+    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "ERROR", counts: null }).success).toBe(true);
+    expect(run.safeParse({ attempt_id: `tsk_${hex}`, run_id: `run_${hex}`, status: "SUCCEEDED", counts }).success).toBe(false);
+    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "queued", counts }).success).toBe(false);
+    expect(run.safeParse({ attempt_id: `att_${hex}`, run_id: `run_${hex}`, status: "SUCCEEDED", counts: { ...counts, failed: -1 } }).success).toBe(false);
     expect(NOTIFICATION_PAYLOADS["task.import_finished"].safeParse({ task_id: `tsk_${hex}`, status: "IMPORTING" }).success).toBe(false);
   });
 });

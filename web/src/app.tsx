@@ -4,7 +4,7 @@ import type { FunctionComponent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { signOut } from "./auth/oidc";
 import { NotificationBell } from "./components/notification-bell";
-import { ErrorBox, Loading } from "./components/states";
+import { ErrorBox, Loading, NotFound } from "./components/states";
 import { online } from "./lib/online";
 import { isStaff, me } from "./lib/me";
 import { location, matchPath } from "./lib/router";
@@ -82,7 +82,7 @@ export function App() {
       )}
       <main id="main" tabIndex={-1}>
         {!found ? (
-          <ErrorBox message={`There is no page at ${location.value.path}.`} />
+          <NotFound message={`There is no page at ${location.value.path}.`} back={{ href: "/", label: "Go to the home page" }} />
         ) : found.route.staff && !isStaff(me.value) ? (
           <ErrorBox message="This page is for interviewers. Your session has no interviewer role in any organization." />
         ) : (

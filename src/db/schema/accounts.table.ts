@@ -36,6 +36,11 @@ export const users = sqliteTable("users", {
   subject: text("subject").notNull().unique(),
   email: text("email").notNull(),
   role: text("role", { enum: ROLES }).notNull(),
+  /**
+   * The organization the latest session token named (null: none), beside `role`: the rights the
+   * user holds now (src/domain/roles.ts), read where no token is at hand, as when notifying staff.
+   */
+  orgId: text("org_id"),
   createdAt: timestamp("created_at"),
   updatedAt: timestamp("updated_at"),
 });

@@ -260,6 +260,14 @@ export class AttemptDO extends DurableObject<Env> {
     return readSubmissionPayload(this.sql);
   }
 
+  /**
+   * The candidate's explanation from the submit payload; null before submission or without one.
+   * Reports and the timeline read only this, not the payload with its git_diff of up to megabytes.
+   */
+  async submittedExplanation(): Promise<string | null> {
+    return readSubmissionPayload(this.sql)?.explanation ?? null;
+  }
+
   /** Up to `limit` saves after `after`, in time order, with their files (the evaluation timeline). */
   async saveGroups(after: SaveBound | null, limit: number): Promise<SaveGroup[]> {
     return readSaveGroups(this.sql, after, limit);

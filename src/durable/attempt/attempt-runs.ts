@@ -79,10 +79,11 @@ export function readStoredRun(sql: SqlStorage, runId: string): StoredRun | null 
 
 /** The run once it has ended, with its attempt's candidate; null while it is in flight, or when there is no such run. */
 export function endedRun(sql: SqlStorage, runId: string): EndedRun | null {
-  const row = sql.exec<Pick<RunRow, "status">>("SELECT status FROM runs WHERE id = ?", runId).toArray()[0];
+  const row = sql.exec<Pick<RunRow, "status" | "result">>("SELECT status, result FROM runs WHERE id = ?", runId).toArray()[0];
   if (!row || row.status === "queued") return null;
   const attempt = currentAttempt(sql);
-  return { attempt_id: attempt.id, candidate_id: attempt.candidate_id, run_id: runId, status: row.status };
+  const result = row.result === null ? null : (JSON.parse(row.result) as RunRecord["result"]);
+  return { attempt_id: attempt.id, candidate_id: attempt.candidate_id, run_id: runId, status: row.status, counts: result?.counts ?? null };
 }
 
 /** Gives a run still in flight its final status; true when this call did. */

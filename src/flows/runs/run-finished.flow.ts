@@ -28,6 +28,6 @@ export async function runJobFinished(env: Env, job: FinishedRunnerJob): Promise<
  * key, which the user's object skips.
  */
 export async function runEnded(env: Env, run: EndedRun): Promise<void> {
-  const payload = { attempt_id: run.attempt_id, run_id: run.run_id, status: run.status };
+  const payload = { attempt_id: run.attempt_id, run_id: run.run_id, status: run.status, counts: run.counts };
   await notify(env, notificationsFor([run.candidate_id], "run.finished", payload, run.run_id));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { notificationText } from "../../../web/src/components/notification-text";
-import { analyticsQuery, funnelRows, percentiles } from "../../../web/src/interviewer/analytics";
+import { analyticsQuery, filterDates, funnelRows, percentiles } from "../../../web/src/interviewer/analytics";
 import { formatScalar, shapeOf } from "../../../web/src/interviewer/evidence";
 import { formatBytes, formatDuration, humanize, plural } from "../../../web/src/interviewer/format";
 import { fieldsOf, parseTags, parseTimeLimit, patchOf, type TaskFieldsSource } from "../../../web/src/interviewer/task-fields";
@@ -63,6 +63,13 @@ describe("analytics figures", () => {
     expect(analyticsQuery({ from: "2026-01-05", to: "", taskId: "tsk_1" })).toBe("?from=2026-01-05&task_id=tsk_1");
     expect(analyticsQuery({ from: "", to: "", taskId: "" })).toBe("");
   });
+
+  it("shows the days of the window in use in the filter when the address names none", () => {
+    const window = { from: "2026-10-22", to: "2026-11-20" };
+    expect(filterDates({ from: "", to: "" }, window)).toEqual(window);
+    expect(filterDates({ from: "2026-11-01", to: "" }, window)).toEqual({ from: "2026-11-01", to: "2026-11-20" });
+    expect(filterDates({ from: "", to: "" }, undefined)).toEqual({ from: "", to: "" });
+  });
 });
 
 describe("evidence shapes", () => {
@@ -105,6 +112,19 @@ describe("notification text", () => {
     expect(notificationText({ type: "task_draft.validation_finished", payload: { draft_id: "tsk_3", status: "VALIDATED" } }, true).href).toBe(
       "/console/drafts/tsk_3",
     );
+  });
+
+  it("tells a finished run by its tests, and a run without a report by why", () => {
+    const run = (status: string, counts: unknown) => notificationText({ type: "run.finished", payload: { attempt_id: "att_1", run_id: "run_1", status, counts } }, false);
+    expect(run("SUCCEEDED", { total: 9, passed: 7, failed: 2, skipped: 0, errored: 0 })).toEqual({ text: "Your test run finished: 7 passed, 2 failed", href: "/attempts/att_1" });
+    expect(run("SUCCEEDED", { total: 9, passed: 7, failed: 1, skipped: 0, errored: 1 }).text).toBe("Your test run finished: 7 passed, 2 failed");
+    expect(run("TIMED_OUT", { total: 0, passed: 0, failed: 0, skipped: 0, errored: 0 }).text).toBe("Your test run finished: timed out");
+    expect(run("ERROR", null).text).toBe("Your test run finished: error, the tests could not run");
+    expect(run("FAILED", null).text).toBe("Your test run finished: no test report");
+    // Stored before payloads carried counts, or with counts that are not whole.
+    expect(run("SUCCEEDED", undefined).text).toBe("Your test run finished: open it for the results");
+    expect(run("SUCCEEDED", { passed: 7 }).text).toBe("Your test run finished: open it for the results");
+    expect(run("SUCCEEDED", undefined).text).not.toContain("SUCCEEDED");
   });
 
   it("has no link without the id it needs, and words for unknown types", () => {

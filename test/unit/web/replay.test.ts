@@ -67,7 +67,7 @@ const timeline: TimelineEvent[] = [
   run(T2),
   save(2, T2, [{ path: "src/a.js", size: 20 }]),
   save(3, T3, [{ path: "src/b.js", op: "delete", size: 0 }, { path: "src/c.js" }]),
-  { type: "submitted", at: T3, auto_submitted: false },
+  { type: "submitted", at: T3, auto_submitted: false, explanation: "Fixed the cut" },
 ];
 
 describe("orderEvents", () => {
@@ -86,6 +86,15 @@ describe("orderEvents", () => {
       "submitted",
     ]);
     expect(ordered.filter((e) => e.type === "ai_chat_message").map((e) => (e.type === "ai_chat_message" ? e.message.seq : 0))).toEqual([2, 3]);
+  });
+
+  it("puts the attempt's creation before IDE activity counted from the start of its minute", () => {
+    const created: TimelineEvent = { type: "created", at: "2026-11-20T10:00:40.000Z" };
+    const started: TimelineEvent = { type: "started", at: "2026-11-20T10:00:45.000Z", deadline_at: null };
+    const activity: TimelineEvent = { type: "telemetry", at: T0, total: 2, counts: { paste: 2 } };
+    const later: TimelineEvent = { type: "telemetry", at: T1, total: 1, counts: { paste: 1 } };
+    expect(orderEvents([activity, later, started, created])).toEqual([created, activity, started, later]);
+    expect(stateAt(orderEvents([activity, created]), 1)?.offsetMs).toBe(0);
   });
 
   it("keeps the given order of events that compare equal, and does not change its input", () => {
@@ -222,13 +231,19 @@ describe("words and figures", () => {
   it("describes each kind of event", () => {
     expect(describeEvent(timeline[2]!)).toEqual({ title: "Save 1: 2 files, 20 B", details: ["src/a.js (10 B)", "src/b.js (10 B)"] });
     expect(describeEvent(timeline[5]!).details[0]).toBe("deleted src/b.js");
-    expect(describeEvent(timeline[3]!)).toEqual({ title: "Test run: SUCCEEDED", details: ["3 passed, 1 failed, 0 errored, 0 skipped of 4"] });
+    expect(describeEvent(timeline[3]!)).toEqual({ title: "Test run: 3 passed, 1 failed", details: ["3 passed, 1 failed, 0 errored, 0 skipped of 4"] });
+    expect(describeEvent({ ...timeline[3]!, status: "TIMED_OUT" } as TimelineEvent).title).toBe("Test run: timed out");
     expect(describeEvent(chat(T1, 2)).title).toBe("The candidate asked the AI assistant");
     expect(describeEvent({ type: "telemetry", at: T1, total: 3, counts: { paste: 1, focus_lost: 2 } })).toEqual({
       title: "IDE activity: 3 events in the minute",
       details: ["focus lost: 2", "paste: 1"],
     });
-    expect(describeEvent({ type: "submitted", at: T3, auto_submitted: true }).title).toBe("Submitted by the deadline");
+    expect(describeEvent({ type: "submitted", at: T3, auto_submitted: true, explanation: null })).toEqual({
+      title: "Submitted by the deadline",
+      details: ["No explanation written"],
+    });
+    // The explanation itself is shown whole beside the event, not as a detail line.
+    expect(describeEvent({ type: "submitted", at: T3, auto_submitted: false, explanation: "Fixed the cut" })).toEqual({ title: "Submitted by the candidate", details: [] });
     expect(describeEvent({ type: "scoring_finished", at: T3, score_id: "s", status: "failed", overall_score: null, reason: "runner down" })).toEqual({
       title: "Scoring failed",
       details: ["runner down"],

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SaveQueue, type Change, type SaveSnapshot } from "../../../web/src/candidate/save-queue";
+import { saveDueAt, SaveQueue, type Change, type SaveSnapshot } from "../../../web/src/candidate/save-queue";
 import { MemoryStorage } from "../../support/node/memory-storage";
 
 class Failure extends Error {
@@ -206,5 +206,132 @@ describe("SaveQueue (debounced, batched saves of the overlay that survive a relo
     queue.discard();
     expect(queue.hasUnsaved()).toBe(false);
     expect(storage.keys()).toEqual([]);
+  });
+});
+
+/**
+ * A server that takes `latencyMs` to answer and applies each PATCH when it answers, and a log
+ * of when each request started and how many were on the way at once.
+ */
+function slowServer(latencyMs: number) {
+  const files = new Map<string, string>();
+  const starts: number[] = [];
+  let onTheWay = 0;
+  let mostOnTheWay = 0;
+  const queue = new SaveQueue({
+    attemptId: "att_1",
+    storage: new MemoryStorage(),
+    send: (changes) => {
+      starts.push(Date.now());
+      onTheWay += 1;
+      mostOnTheWay = Math.max(mostOnTheWay, onTheWay);
+      return new Promise<void>((resolve) =>
+        setTimeout(() => {
+          for (const [path, change] of Object.entries(changes)) {
+            if (change.op === "upsert") files.set(path, change.content);
+            else files.delete(path);
+          }
+          onTheWay -= 1;
+          resolve();
+        }, latencyMs),
+      );
+    },
+  });
+  const gaps = () => starts.slice(1).map((t, i) => t - starts[i]!);
+  return { queue, files, starts, gaps, mostOnTheWay: () => mostOnTheWay };
+}
+
+/** Types `keys` characters into `paths` in turn, one every `everyMs`; what each file holds at the end. */
+async function type(queue: SaveQueue, paths: string[], keys: number, everyMs: number): Promise<Map<string, string>> {
+  const texts = new Map(paths.map((p) => [p, ""]));
+  for (let i = 0; i < keys; i++) {
+    const path = paths[i % paths.length]!;
+    const text = `${texts.get(path)!}${String.fromCharCode(97 + (i % 26))}`;
+    texts.set(path, text);
+    queue.edit(path, upsert(text));
+    await vi.advanceTimersByTimeAsync(everyMs);
+  }
+  return texts;
+}
+
+describe("SaveQueue under fast typing and a slow server (#38)", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("a new file, opened (a flush) and typed in steadily for 5 s: 1 request then, 2 in all, nothing lost", async () => {
+    const { queue, files, starts, gaps, mostOnTheWay } = slowServer(800);
+    queue.edit("src/new.js", upsert(""));
+    const opened = queue.flush();
+    const typed = await type(queue, ["src/new.js"], 100, 50);
+    await expect(opened).resolves.toBe(true);
+    expect(starts.length).toBe(1);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(starts.length).toBe(2);
+    expect(gaps()[0]).toBeGreaterThanOrEqual(1500);
+    expect(mostOnTheWay()).toBe(1);
+    expect(files).toEqual(typed);
+    expect(queue.snapshot()).toMatchObject({ state: { kind: "saved" }, unsaved: [] });
+  });
+
+  it("typing in three files at once for 30 s with a server slower than the debounce: one request on the way, at least 1.5 s apart, nothing lost", async () => {
+    const { queue, files, starts, gaps, mostOnTheWay } = slowServer(2500);
+    const typed = await type(queue, ["a.js", "b.js", "c.js"], 1500, 20);
+    await vi.advanceTimersByTimeAsync(30_000);
+    // Steady typing saves every maxWait (10 s): 3 during the 30 s, and the rest after it stops.
+    expect(starts.length).toBeLessThanOrEqual(4);
+    expect(gaps().every((g) => g >= 1500)).toBe(true);
+    expect(mostOnTheWay()).toBe(1);
+    expect(files).toEqual(typed);
+    expect(queue.hasUnsaved()).toBe(false);
+  });
+
+  it("typing faster than the round trip, with pauses just over the debounce: still at most one request per 1.5 s", async () => {
+    const { queue, files, starts, gaps, mostOnTheWay } = slowServer(1200);
+    const typed = new Map<string, string>();
+    for (let burst = 0; burst < 10; burst++) {
+      // Each burst types a file anew, so the file ends with its last burst's text.
+      for (const [path, text] of await type(queue, [`f${burst % 2}.js`], 5, 10)) typed.set(path, text);
+      await vi.advanceTimersByTimeAsync(1600);
+    }
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(gaps().every((g) => g >= 1500)).toBe(true);
+    expect(starts.length).toBeLessThanOrEqual(Math.ceil((10 * 1650) / 1500));
+    expect(mostOnTheWay()).toBe(1);
+    expect(files).toEqual(typed);
+  });
+
+  it("flush() while a save is on the way and typing goes on: waits for it, sends once more, and does not loop", async () => {
+    const { queue, files, starts, mostOnTheWay } = slowServer(1000);
+    queue.edit("a.js", upsert("1"));
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(starts.length).toBe(1);
+    queue.edit("a.js", upsert("12"));
+    let flushed: boolean | undefined;
+    void queue.flush().then((ok) => (flushed = ok));
+    const typed = await type(queue, ["b.js"], 100, 50);
+    expect(flushed).toBe(true);
+    expect(starts.length).toBe(2);
+    expect(files.get("a.js")).toBe("12");
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(starts.length).toBe(3);
+    expect(mostOnTheWay()).toBe(1);
+    expect(files.get("b.js")).toBe(typed.get("b.js"));
+  });
+});
+
+describe("saveDueAt (when the next save is due)", () => {
+  const limits = { debounceMs: 1500, maxWaitMs: 10_000 };
+  it("a pause of the debounce after the last edit", () => {
+    expect(saveDueAt({ lastEditAt: 1000, waitingSince: 0, lastSentAt: -Infinity }, limits)).toBe(2500);
+  });
+  it("no later than maxWait after the oldest unsent edit while typing goes on", () => {
+    expect(saveDueAt({ lastEditAt: 9900, waitingSince: 0, lastSentAt: -Infinity }, limits)).toBe(10_000);
+  });
+  it("never sooner than the debounce after the last save started", () => {
+    expect(saveDueAt({ lastEditAt: 100, waitingSince: 100, lastSentAt: 1000 }, limits)).toBe(2500);
   });
 });

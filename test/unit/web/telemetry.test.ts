@@ -1,8 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { lineCount, TelemetryBatcher, TypingWindows, type TelemetryEvent, type TelemetryInput } from "../../../web/src/candidate/telemetry";
+import { lineCount, TelemetryBatcher, TypingWindows, type TelemetryInput } from "../../../web/src/candidate/telemetry";
+import type { TelemetryEvent } from "../../../web/src/candidate/telemetry-batches";
 
 class Failure extends Error {
-  constructor(readonly status: number) {
+  constructor(
+    readonly status: number,
+    readonly issues: { loc: (string | number)[]; msg: string; type: string }[] = [],
+  ) {
     super(`failed with ${status}`);
   }
 }
@@ -75,14 +79,86 @@ describe("TelemetryBatcher (metadata events, batched to POST /siem/events/batch)
     expect(batcher.buffered).toBe(0);
   });
 
-  it("drops a batch the API refused for good (409 after the submission, 422)", async () => {
+  it("drops a batch the API refused for good (409 after the submission, a 422 naming no event)", async () => {
     const { batcher, sent, answers } = setUp();
-    answers.push(() => Promise.reject(new Failure(422)));
+    answers.push(() => Promise.reject(new Failure(409)), () => Promise.reject(new Failure(422, [{ loc: ["body", "attempt_id"], msg: "Required", type: "invalid_type" }])));
     batcher.record(opened("a"));
     await batcher.flush();
     expect(batcher.buffered).toBe(0);
+    batcher.record(opened("b"));
+    await batcher.flush();
+    expect(batcher.buffered).toBe(0);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sent.length).toBe(2);
+  });
+
+  it("a 202 takes the whole batch off the buffer, also when it lists refused events (#38)", async () => {
+    const { batcher, sent } = setUp();
+    batcher.record(opened("gone.js"));
+    batcher.record({ kind: "focus_lost" });
+    await batcher.flush();
     await vi.advanceTimersByTimeAsync(60_000);
     expect(sent.length).toBe(1);
+    expect(batcher.buffered).toBe(0);
+  });
+
+  it("on a 422 naming events drops those and sends the rest again after the least gap (#38)", async () => {
+    const { batcher, sent, answers } = setUp();
+    answers.push(() => Promise.reject(new Failure(422, [{ loc: ["body", "events", 1, "size_bytes"], msg: "Too big", type: "too_big" }])));
+    batcher.record(opened("a"));
+    batcher.record({ kind: "copy", size_bytes: 1, line_count: 1 });
+    batcher.record({ kind: "focus_lost" });
+    await batcher.flush();
+    expect(batcher.buffered).toBe(2);
+    await vi.advanceTimersByTimeAsync(2999);
+    expect(sent.length).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent.map((b) => b.map((e) => e.event_id))).toEqual([
+      ["e1", "e2", "e3"],
+      ["e1", "e3"],
+    ]);
+    expect(batcher.buffered).toBe(0);
+  });
+
+  it("on a 413 sends the batch in halves, losing nothing", async () => {
+    const { batcher, sent, answers } = setUp();
+    answers.push(() => Promise.reject(new Failure(413)));
+    for (let i = 0; i < 6; i++) batcher.record(opened(`f${i}`));
+    await batcher.flush();
+    expect(batcher.buffered).toBe(6);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(sent.map((b) => b.length)).toEqual([6, 3]);
+    // What is left is below a full batch: it waits for the next interval, as any events do.
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(sent.map((b) => b.length)).toEqual([6, 3, 3]);
+    expect(batcher.buffered).toBe(0);
+  });
+
+  it("forgetFile() keeps the counts of buffered events about a deleted file without its path, and drops its file_opened (#38)", async () => {
+    const { batcher, sent } = setUp();
+    batcher.record(opened("src/scratch.js"));
+    batcher.record({ kind: "typing_window", window_ms: 4000, keystrokes: 30, file_path: "src/scratch.js" });
+    batcher.record({ kind: "paste", size_bytes: 3, line_count: 1, file_path: "src/kept.js" });
+    batcher.forgetFile("src/scratch.js");
+    await batcher.flush();
+    expect(sent[0]!.map(({ event_id, kind, ...rest }) => [event_id, kind, "file_path" in rest ? rest.file_path : null])).toEqual([
+      ["e2", "typing_window", null],
+      ["e3", "paste", "src/kept.js"],
+    ]);
+  });
+
+  it("an event forgotten while its batch is on the way is not sent again", async () => {
+    const { batcher, sent, answers } = setUp();
+    let answer!: () => void;
+    answers.push(() => new Promise<void>((resolve) => (answer = resolve)));
+    batcher.record({ kind: "copy", size_bytes: 1, line_count: 1, file_path: "src/scratch.js" });
+    const flushed = batcher.flush();
+    batcher.forgetFile("src/scratch.js");
+    answer();
+    await flushed;
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(sent.length).toBe(1);
+    expect(batcher.buffered).toBe(0);
   });
 
   it("stops on a 401 (a revoked IDE session token)", async () => {

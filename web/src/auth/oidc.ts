@@ -65,9 +65,23 @@ export async function signIn(returnTo: string): Promise<void> {
   window.location.assign(url.href);
 }
 
-/** Only a path of this app: never another origin, so a crafted link cannot send a user away after sign-in. */
-export function safeReturn(returnTo: string): string {
-  return returnTo.startsWith("/") && !returnTo.startsWith("//") && !returnTo.startsWith("/\\") && !returnTo.startsWith(CALLBACK_PATH) ? returnTo : "/";
+/**
+ * Browsers drop tabs and line breaks from a URL and read `\` as `/`, so `/\t/evil.example`
+ * would pass a check of the text and still leave for evil.example: such input is refused whole.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSAFE_IN_PATH = /[\u0000-\u001f\u007f\\]/;
+
+/**
+ * Only a path of this app: never another origin, so a crafted link cannot send a user away
+ * after sign-in, and never the callback, which would finish a sign-in that is over. The answer is
+ * the URL as the browser resolves it, so what is checked is what is followed.
+ */
+export function safeReturn(returnTo: string, origin: string = window.location.origin): string {
+  if (!returnTo.startsWith("/") || returnTo.startsWith("//") || UNSAFE_IN_PATH.test(returnTo)) return "/";
+  const url = new URL(returnTo, origin);
+  if (url.origin !== origin || url.pathname.startsWith(CALLBACK_PATH)) return "/";
+  return url.pathname + url.search + url.hash;
 }
 
 /** Finishes sign-in on CALLBACK_PATH: the code for a token; answers the path to go back to. */
@@ -92,7 +106,8 @@ export async function completeSignIn(current: URL): Promise<string> {
   const result = await oauth.processAuthorizationCodeResponse(as, client, response);
   setSession(result.access_token, result.expires_in);
   signInReason.value = null;
-  return pending.returnTo;
+  // Checked again: sessionStorage is writable by any script of the origin.
+  return safeReturn(pending.returnTo);
 }
 
 /** Ends the provider's session too, so the next sign-in asks who you are. */

@@ -9,40 +9,13 @@ import { ApiError, describe } from "../lib/errors";
 import { me } from "../lib/me";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
+import { failureWords } from "./invitation-words";
 import { attemptFor } from "./start-attempt";
-import { sentence } from "./words";
 
 type Accepted = components["schemas"]["AcceptedInvitation"];
 type Task = components["schemas"]["Task"];
 
 type State = { kind: "accepting" } | { kind: "accepted"; invitation: Accepted; task: Task | null } | { kind: "failed"; status: number; message: string };
-
-function failureWords(status: number, detail: string): { title: string; body: string } {
-  const message = sentence(detail);
-  switch (status) {
-    case 410:
-      return { title: "This invitation has expired or was withdrawn", body: `${message} Ask the interviewer to resend it (or to invite you again); the new e-mail has a fresh link.` };
-    case 409:
-      return {
-        title: "This invitation has been used already",
-        body: `${message} An invitation is accepted once. If you accepted it, the task is under My assessments.`,
-      };
-    case 403: {
-      const who = me.value?.email;
-      return {
-        title: "This invitation is for another account",
-        body: `${message}${who ? ` You are signed in as ${who}.` : ""} Sign out, then open the link again.`,
-      };
-    }
-    case 404:
-      return {
-        title: "This invitation link is not valid",
-        body: `${message} A link cut short by a mail program does not work either: open the whole link from the latest invitation e-mail.`,
-      };
-    default:
-      return { title: "The invitation could not be accepted", body: message };
-  }
-}
 
 export function AcceptInvitationPage({ query }: PageProps) {
   const [token] = useState(() => query.get("token"));
@@ -82,7 +55,7 @@ export function AcceptInvitationPage({ query }: PageProps) {
   }
   if (state.kind === "accepting") return <Loading what="Accepting your invitation" />;
   if (state.kind === "failed") {
-    const words = failureWords(state.status, state.message);
+    const words = failureWords(state.status, state.message, me.value?.email);
     return (
       <>
         <h1>{words.title}</h1>

@@ -11,6 +11,8 @@ export interface AttemptTelemetry {
   record(input: TelemetryInput): void;
   /** The editor's activity in `file`; `known` false for a file the API does not know yet (new and unsaved). */
   activity(file: () => { path: string; known: boolean } | null): EditorActivity;
+  /** `path` was deleted: no event names it from now on, buffered ones included. */
+  forgetFile(path: string): void;
   flush(): Promise<void>;
   dispose(): void;
 }
@@ -72,6 +74,10 @@ export function attemptTelemetry(backend: Backend, attemptId: string): AttemptTe
         batcher.record({ kind: "copy", size_bytes: sizeBytes, line_count: lineCount, ...(f?.known ? { file_path: f.path } : {}) });
       },
     }),
+    forgetFile: (path) => {
+      typing.close();
+      batcher.forgetFile(path);
+    },
     flush: () => {
       typing.close();
       return batcher.flush();

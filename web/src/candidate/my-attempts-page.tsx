@@ -20,6 +20,14 @@ const STATUS_WORDS: Record<Attempt["status"], string> = {
   SCORED: "Scored",
 };
 
+// The attempt's page opens on the score once there is one.
+const OPEN_WORDS: Record<Attempt["status"], string> = {
+  NOT_STARTED: "Open",
+  IN_PROGRESS: "Continue",
+  SUBMITTED: "View",
+  SCORED: "See your score",
+};
+
 function date(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
 }
@@ -105,8 +113,8 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
                     {(a.status === "SUBMITTED" || a.status === "SCORED") && `Submitted ${date(a.submitted_at)}${a.auto_submitted ? " (time was up)" : ""}`}
                   </td>
                   <td>
-                    <a href={`/attempts/${a.id}`} aria-label={`${a.status === "IN_PROGRESS" || a.status === "NOT_STARTED" ? "Continue" : "View"}: ${taskTitle(byId.get(a.task_id), a.task_id)}`}>
-                      {a.status === "IN_PROGRESS" ? "Continue" : a.status === "NOT_STARTED" ? "Open" : "View"}
+                    <a href={`/attempts/${a.id}`} aria-label={`${OPEN_WORDS[a.status]}: ${taskTitle(byId.get(a.task_id), a.task_id)}`}>
+                      {OPEN_WORDS[a.status]}
                     </a>
                   </td>
                 </tr>

@@ -8,6 +8,7 @@ import { ErrorBox, Loading } from "../components/states";
 import { backoffMs } from "../lib/backoff";
 import { describe } from "../lib/errors";
 import { onNotification, socketState } from "../lib/notification-socket";
+import { testCountsText } from "../lib/run-words";
 
 type Run = components["schemas"]["Run"];
 type RunDetail = components["schemas"]["RunDetail"];
@@ -29,7 +30,7 @@ function statusWords(run: Run): string {
     case "RUNNING":
       return "Running the tests…";
     case "SUCCEEDED":
-      return run.counts ? `${run.counts.passed} passed, ${run.counts.failed + run.counts.errored} failed, ${run.counts.skipped} skipped` : "Finished";
+      return run.counts ? testCountsText(run.counts) : "Finished";
     case "FAILED":
       return `No test report: ${run.reason ?? "the test command failed"}`;
     case "TIMED_OUT":

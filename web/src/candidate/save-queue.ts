@@ -1,5 +1,8 @@
 // Saving the candidate's edits as changes of the attempt's overlay (PATCH .../changes): a
-// debounced, batched queue that never loses a keystroke. Every edit is written to storage (the
+// debounced, batched queue that never loses a keystroke. At most one save is on the way; the
+// next carries everything pending, and typing, however fast and in however many files, makes at
+// most one request per debounce window (saveDueAt), so a slow server cannot drive a save per
+// round trip into the rate limit. Every edit is written to storage (the
 // browser's localStorage) before anything else, and removed only once the server has it, so a
 // reload, a crash or a lost connection leaves the unsaved content to be saved on the next load.
 // Framework-free: the clock, the timers, the storage and the request are given to it.
@@ -52,7 +55,7 @@ export interface SaveQueueOptions {
   timers?: Timers;
   now?: () => number;
   online?: () => boolean;
-  /** Quiet time after the last edit before saving. */
+  /** Quiet time after the last edit before saving, and the least time between two saves while typing. */
   debounceMs?: number;
   /** The longest an edit waits while typing goes on. */
   maxWaitMs?: number;
@@ -102,6 +105,8 @@ export class SaveQueue {
   private timer: unknown;
   /** When the oldest edit not yet sent was made; null when none waits. */
   private waitingSince: number | null = null;
+  private lastEditAt = Number.NEGATIVE_INFINITY;
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   private sending: Promise<boolean> | null = null;
   private state: SaveState = { kind: "saved" };
   private stored = true;
@@ -162,23 +167,35 @@ export class SaveQueue {
     if (this.state.kind === "locked" || this.disposed) return false;
     this.pending.set(path, { change, version: ++this.version });
     this.store(path, change);
-    this.waitingSince ??= this.now();
-    if (this.state.kind === "retrying") {
+    this.lastEditAt = this.now();
+    this.waitingSince ??= this.lastEditAt;
+    // Retrying has its timer, and a save on the way schedules the next when it ends.
+    if (this.state.kind === "retrying" || this.sending) {
       this.emit();
       return true;
     }
     if (!this.online()) this.setState({ kind: "offline" });
     else {
-      if (this.state.kind !== "saving") this.setState({ kind: "unsaved" });
-      else this.emit();
+      this.setState({ kind: "unsaved" });
       this.schedule();
     }
     return true;
   }
 
-  /** Saves everything edited so far now; true once the server has all of it. */
-  flush(): Promise<boolean> {
-    return this.run(true);
+  /**
+   * Saves now what was edited before the call (before a run, a submission, a file switch): waits
+   * for a save on the way, then sends at most once more, carrying everything pending. Edits made
+   * meanwhile ride along but are not waited for, so typing cannot keep a flush going. True once
+   * the server has everything edited before the call.
+   */
+  async flush(): Promise<boolean> {
+    const upTo = this.version;
+    for (;;) {
+      if (![...this.pending.values()].some((e) => e.version <= upTo)) return true;
+      if (this.disposed || this.state.kind === "locked") return false;
+      if (!this.sending) return this.start();
+      if (!(await this.sending)) return false;
+    }
   }
 
   /** Follows the connection: saving waits while offline and resumes when it returns. */
@@ -188,9 +205,9 @@ export class SaveQueue {
       if (this.pending.size > 0 && this.state.kind !== "saving") this.setState({ kind: "offline" });
       return;
     }
-    if (this.pending.size > 0 && (this.state.kind === "offline" || this.state.kind === "retrying")) {
+    if (this.pending.size > 0 && !this.sending && (this.state.kind === "offline" || this.state.kind === "retrying")) {
       this.failures = 0;
-      void this.run(false);
+      void this.start();
     }
   }
 
@@ -228,13 +245,19 @@ export class SaveQueue {
   }
 
   private schedule(): void {
+    const times = { lastEditAt: this.lastEditAt, waitingSince: this.waitingSince ?? this.lastEditAt, lastSentAt: this.lastSentAt };
+    this.setTimer(saveDueAt(times, { debounceMs: this.debounceMs, maxWaitMs: this.maxWaitMs }) - this.now());
+  }
+
+  private setTimer(ms: number): void {
     this.cancelTimer();
-    const waited = this.waitingSince === null ? 0 : this.now() - this.waitingSince;
-    const delay = Math.max(0, Math.min(this.debounceMs, this.maxWaitMs - waited));
-    this.timer = this.timers.set(() => {
-      this.timer = undefined;
-      void this.run(false);
-    }, delay);
+    this.timer = this.timers.set(
+      () => {
+        this.timer = undefined;
+        if (!this.sending && this.pending.size > 0 && !this.disposed && this.state.kind !== "locked") void this.start();
+      },
+      Math.max(0, ms),
+    );
   }
 
   private cancelTimer(): void {
@@ -242,35 +265,16 @@ export class SaveQueue {
     this.timer = undefined;
   }
 
-  /**
-   * Sends what is pending. `all`: until nothing edited before the call is left (flush);
-   * otherwise one request, and edits made meanwhile wait for their own debounce, so steady
-   * typing makes one request per pause, not one per round trip.
-   */
-  private async run(all: boolean): Promise<boolean> {
-    if (this.disposed || this.state.kind === "locked") return false;
+  /** One request with everything pending; the only place a save starts, so one is on the way at most. */
+  private start(): Promise<boolean> {
     this.cancelTimer();
-    if (this.sending) {
-      const ok = await this.sending;
-      if (!ok || !all) return ok && this.pending.size === 0;
+    if (!this.online()) {
+      this.setState({ kind: "offline" });
+      return Promise.resolve(false);
     }
-    while (this.pending.size > 0) {
-      if (this.sending) {
-        if (!(await this.sending)) return false;
-        continue;
-      }
-      if (!this.online()) {
-        this.setState({ kind: "offline" });
-        return false;
-      }
-      this.sending = this.sendOnce().finally(() => (this.sending = null));
-      if (!(await this.sending)) return false;
-      if (!all) {
-        if (this.pending.size > 0) this.schedule();
-        return this.pending.size === 0;
-      }
-    }
-    return true;
+    const sending = this.sendOnce().finally(() => (this.sending = null));
+    this.sending = sending;
+    return sending;
   }
 
   private async sendOnce(): Promise<boolean> {
@@ -278,6 +282,7 @@ export class SaveQueue {
     const changes: Record<string, Change> = {};
     for (const [path, entry] of batch) changes[path] = entry.change;
     this.waitingSince = null;
+    this.lastSentAt = this.now();
     this.setState({ kind: "saving" });
     try {
       await this.options.send(changes);
@@ -297,6 +302,10 @@ export class SaveQueue {
     this.failures = 0;
     this.setState(this.pending.size > 0 ? { kind: "unsaved" } : { kind: "saved" });
     this.options.onSaved?.(changes);
+    if (this.pending.size > 0) {
+      if (this.online()) this.schedule();
+      else this.setState({ kind: "offline" });
+    }
     return true;
   }
 
@@ -316,11 +325,7 @@ export class SaveQueue {
     }
     this.failures += 1;
     const delay = Math.max(this.backoff(this.failures), (failure.retryAfterSeconds ?? 0) * 1000);
-    this.cancelTimer();
-    this.timer = this.timers.set(() => {
-      this.timer = undefined;
-      void this.run(false);
-    }, delay);
+    this.setTimer(delay);
     this.setState({ kind: "retrying", message: failure.message, retryAt: this.now() + delay });
   }
 
@@ -332,6 +337,18 @@ export class SaveQueue {
   private emit(): void {
     this.options.onChange?.(this.snapshot());
   }
+}
+
+/**
+ * When the next save is due while typing: after a pause of `debounceMs`, or `maxWaitMs` after the
+ * oldest unsent edit if typing goes on, and never sooner than `debounceMs` after the last save
+ * started. Times in ms on one clock.
+ */
+export function saveDueAt(
+  times: { lastEditAt: number; waitingSince: number; lastSentAt: number },
+  { debounceMs, maxWaitMs }: { debounceMs: number; maxWaitMs: number },
+): number {
+  return Math.max(Math.min(times.lastEditAt + debounceMs, times.waitingSince + maxWaitMs), times.lastSentAt + debounceMs);
 }
 
 function parseChange(raw: string | null): Change | null {

@@ -1,19 +1,18 @@
 // The workspace's activity for reviewers (docs/api.md, "Telemetry"): metadata only, never code
 // text. Events are batched (every 10 s, or at once at 20) to POST /siem/events/batch, kept
-// while offline or refused for a reason that passes, and dropped when re-sending cannot help.
-// Framework-free: the clock, the timers, the ids and the request are given to it.
-import type { components } from "../../../client/src/index";
+// while offline or refused for a reason that passes, and dropped only as far as re-sending
+// cannot help (telemetry-batches.ts). Framework-free: the clock, the timers, the ids and the
+// request are given to it.
 import { backoffMs } from "../lib/backoff";
 import type { Timers } from "./save-queue";
-
-export type TelemetryEvent = components["schemas"]["TelemetryEvent"];
+import { batchVerdict, withoutFile, type BatchAnswer, type TelemetryEvent } from "./telemetry-batches";
 
 type WithoutEnvelope<T> = T extends unknown ? Omit<T, "event_id" | "occurred_at" | "seq"> : never;
 /** An event as the workspace reports it: the batcher adds the id, the time and the sequence number. */
 export type TelemetryInput = WithoutEnvelope<TelemetryEvent>;
 
 export interface TelemetryOptions {
-  /** Sends one batch; throws an error with `status` (0: no answer) on failure. */
+  /** Sends one batch; throws an error with `status` (0: no answer), and for a 422 its `issues`, on failure. */
   send: (events: TelemetryEvent[]) => Promise<void>;
   newId: () => string;
   timers?: Timers;
@@ -29,12 +28,13 @@ export interface TelemetryOptions {
   backoff?: (failures: number) => number;
 }
 
-/** Statuses after which the same batch may be taken: no answer, a timeout, a rate limit, a server failure. */
-function worthRetrying(status: number): boolean {
-  return status === 0 || status === 408 || status === 429 || status >= 500;
-}
-
+/** The API's most events per batch. */
 const MAX_PER_REQUEST = 500;
+
+function failureOf(error: unknown): BatchAnswer {
+  const { status, issues } = error as { status?: unknown; issues?: unknown };
+  return { ok: false, status: typeof status === "number" ? status : 0, issues: Array.isArray(issues) ? issues : [] };
+}
 
 const defaultTimers: Timers = {
   set: (callback, ms) => setTimeout(callback, ms),
@@ -49,6 +49,8 @@ export class TelemetryBatcher {
   private timerAt = Number.POSITIVE_INFINITY;
   private lastSentAt = Number.NEGATIVE_INFINITY;
   private sending: Promise<void> | null = null;
+  /** Lowered when the API found a batch too large (413): long paths make events bigger. */
+  private perRequest = MAX_PER_REQUEST;
   private readonly timers: Timers;
   private readonly now: () => number;
   private readonly online: () => boolean;
@@ -101,6 +103,11 @@ export class TelemetryBatcher {
     }
   }
 
+  /** Events about `path` lose it, once the file is deleted: the API takes paths of the attempt's files only. */
+  forgetFile(path: string): void {
+    this.buffer = withoutFile(this.buffer, path);
+  }
+
   /** Stops for good: nothing more is recorded or sent (a token the API no longer takes). */
   stop(): void {
     this.stopped = true;
@@ -131,27 +138,33 @@ export class TelemetryBatcher {
   }
 
   private async sendOnce(): Promise<void> {
-    const batch = this.buffer.slice(0, MAX_PER_REQUEST);
+    const batch = this.buffer.slice(0, this.perRequest);
     this.lastSentAt = this.now();
-    let status: number | null = null;
+    let answer: BatchAnswer = { ok: true };
     try {
       await this.options.send(batch);
     } catch (error) {
-      const found = (error as { status?: unknown }).status;
-      status = typeof found === "number" ? found : 0;
+      answer = failureOf(error);
     }
-    if (status !== null && worthRetrying(status)) {
+    const verdict = batchVerdict(batch.length, answer);
+    if (verdict.kind === "retry") {
       if (!this.online()) return;
       this.failures += 1;
       this.scheduleIn(this.backoff(this.failures));
       return;
     }
-    // Taken, or refused for good (a 409 after the submission, a 422): re-sending does not help.
-    const done = new Set(batch);
-    this.buffer = this.buffer.filter((e) => !done.has(e));
     this.failures = 0;
-    if (status === 401) this.stop();
-    else if (this.buffer.length >= this.batchSize) this.scheduleIn(this.minGapMs);
+    if (verdict.kind === "stop") {
+      this.stop();
+      return;
+    }
+    // By id: forgetFile() may have replaced buffered events while the batch was on the way.
+    const done = new Set<string>();
+    if (verdict.kind === "done") for (const e of batch) done.add(e.event_id);
+    if (verdict.kind === "resend") verdict.drop.forEach((i) => done.add(batch[i]!.event_id));
+    if (verdict.kind === "split") this.perRequest = Math.ceil(batch.length / 2);
+    this.buffer = this.buffer.filter((e) => !done.has(e.event_id));
+    if (verdict.kind === "resend" || verdict.kind === "split" || this.buffer.length >= this.batchSize) this.scheduleIn(this.minGapMs);
     else if (this.buffer.length > 0) this.scheduleIn(this.intervalMs);
   }
 }

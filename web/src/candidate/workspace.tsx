@@ -20,6 +20,7 @@ import { loadLanguage } from "./languages";
 import { Markdown } from "./markdown-view";
 import { RunsPanel } from "./runs-panel";
 import { SaveQueue, type Change, type SaveSnapshot, type SaveStorage } from "./save-queue";
+import { ScorePanel } from "./score-panel";
 import { SubmitDialog } from "./submit-dialog";
 import { TerminalPanel } from "./terminal-panel";
 import { TimeLeft } from "./time-left";
@@ -42,7 +43,7 @@ type Opened =
   | { path: string; kind: "deleted" }
   | { path: string; kind: "unavailable"; message: string };
 
-type Tab = "task" | "tests" | "assistant";
+type Tab = "task" | "tests" | "assistant" | "score";
 
 function browserStorage(): SaveStorage | null {
   try {
@@ -95,6 +96,7 @@ function firstFile(files: FileEntry[]): string | null {
 
 export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = false }: Props) {
   const readOnly = attempt.status !== "IN_PROGRESS";
+  const scored = attempt.scoring?.status === "scored";
   const attemptId = attempt.id;
   const [files, setFiles] = useState<FileEntry[] | null>(null);
   const [filesError, setFilesError] = useState<string>();
@@ -102,9 +104,14 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   const [opened, setOpened] = useState<Opened | null>(null);
   const [save, setSave] = useState<SaveSnapshot>({ state: { kind: "saved" }, unsaved: [], stored: true });
   const [notice, setNotice] = useState<string>();
-  const [tab, setTab] = useState<Tab>("task");
+  // A scored attempt opens on its score: the bell's "Your score report is ready" leads here.
+  const [tab, setTab] = useState<Tab>(scored ? "score" : "task");
   // A panel loads when its tab is first opened (fewer requests when the workspace opens), then stays.
-  const [visited, setVisited] = useState<ReadonlySet<Tab>>(new Set(["task"]));
+  const [visited, setVisited] = useState<ReadonlySet<Tab>>(new Set([tab]));
+  function openTab(next: Tab) {
+    setTab(next);
+    setVisited((v) => (v.has(next) ? v : new Set([...v, next])));
+  }
   const [submitOpen, setSubmitOpen] = useState(false);
   const [submitBusy, setSubmitBusy] = useState(false);
   const [submitError, setSubmitError] = useState<string>();
@@ -135,7 +142,10 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
         // Every keystroke reports; the workspace renders again only when what it shows changes.
         onChange: (next) => setSave((prev) => (sameSave(prev, next) ? prev : next)),
         onSaved: (changes) => {
-          for (const [path, change] of Object.entries(changes)) if (change.op === "upsert") known.current.add(path);
+          for (const [path, change] of Object.entries(changes)) {
+            if (change.op === "upsert") known.current.add(path);
+            else known.current.delete(path);
+          }
           setFiles((f) => (f ? applyChanges(f, Object.entries(changes)) : f));
         },
       }),
@@ -170,7 +180,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
     };
     window.addEventListener("beforeunload", beforeUnload);
     const stopNotifications = onNotification((n) => {
-      if (n.type === "attempt.auto_submitted" && n.payload.attempt_id === attemptId) reload();
+      if ((n.type === "attempt.auto_submitted" || n.type === "score_report.ready") && n.payload.attempt_id === attemptId) reload();
     });
     return () => {
       stopOnline();
@@ -298,6 +308,9 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   function deleteFile() {
     if (!active || !window.confirm(`Delete ${active} from your work? The deletion is saved like any change.`)) return;
     queue.edit(active, { op: "delete" });
+    // From the deletion on, an event naming the file would be refused: the API knows it no more once the deletion is saved.
+    known.current.delete(active);
+    telemetry.current?.forgetFile(active);
     editors.current?.forget(active);
     setFiles((f) => applyChanges(f ?? [], [[active, { op: "delete" }]]));
     setOpened({ path: active, kind: "deleted" });
@@ -369,7 +382,16 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
               Time is up: the work you saved is being submitted automatically.
             </p>
           )}
-          {readOnly && <SubmittedNotice attempt={attempt} focus={justSubmitted} />}
+          {readOnly && (
+            <SubmittedNotice
+              attempt={attempt}
+              focus={justSubmitted}
+              onShowScore={() => {
+                openTab("score");
+                document.getElementById("tab-score")?.focus();
+              }}
+            />
+          )}
           {notice && (
             <p class="notice" role="status">
               {notice}
@@ -440,14 +462,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
       </section>
 
       <section class="side" aria-label="Task, tests and assistant">
-        <Tabs
-          tab={tab}
-          onTab={(next) => {
-            setTab(next);
-            setVisited((v) => (v.has(next) ? v : new Set([...v, next])));
-          }}
-          assistant={task.ai_assistance}
-        />
+        <Tabs tab={tab} onTab={openTab} assistant={task.ai_assistance} score={scored} />
         <div id="panel-task" role="tabpanel" aria-labelledby="tab-task" hidden={tab !== "task"} tabIndex={0}>
           <TaskInfo task={task} attempt={attempt} />
         </div>
@@ -482,6 +497,11 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
             )}
           </div>
         )}
+        {scored && (
+          <div id="panel-score" role="tabpanel" aria-labelledby="tab-score" hidden={tab !== "score"}>
+            {visited.has("score") && <ScorePanel attemptId={attemptId} />}
+          </div>
+        )}
       </section>
 
       {!readOnly && <TerminalPanel attemptId={attemptId} file={opened?.kind === "ready" ? active : null} beforeRun={saveAll} />}
@@ -503,11 +523,12 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   );
 }
 
-function Tabs({ tab, onTab, assistant }: { tab: Tab; onTab: (tab: Tab) => void; assistant: boolean }) {
+function Tabs({ tab, onTab, assistant, score }: { tab: Tab; onTab: (tab: Tab) => void; assistant: boolean; score: boolean }) {
   const tabs: [Tab, string][] = [
     ["task", "Task"],
     ["tests", "Tests"],
     ...(assistant ? ([["assistant", "AI assistant"]] as [Tab, string][]) : []),
+    ...(score ? ([["score", "Your score"]] as [Tab, string][]) : []),
   ];
   function onKeyDown(event: KeyboardEvent) {
     const index = tabs.findIndex(([t]) => t === tab);
@@ -566,7 +587,7 @@ export function TaskInfo({ task, attempt }: { task: Task; attempt?: Attempt }) {
   );
 }
 
-function SubmittedNotice({ attempt, focus }: { attempt: Attempt; focus: boolean }) {
+function SubmittedNotice({ attempt, focus, onShowScore }: { attempt: Attempt; focus: boolean; onShowScore: () => void }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (focus) ref.current?.focus();
@@ -584,7 +605,14 @@ function SubmittedNotice({ attempt, focus }: { attempt: Attempt; focus: boolean 
         It is read-only now: the files shown are the work that is scored.
       </p>
       {scoring === "scoring" && <p class="muted">Scoring is under way.</p>}
-      {scoring === "scored" && <p class="muted">Scoring has finished.</p>}
+      {scoring === "scored" && (
+        <p>
+          Scoring has finished.{" "}
+          <button type="button" class="link" onClick={onShowScore}>
+            See your score
+          </button>
+        </p>
+      )}
       {scoring === "failed" && <p class="muted">Scoring could not finish{attempt.scoring?.reason ? `: ${attempt.scoring.reason}` : ""}. The organization's staff can score it again.</p>}
     </div>
   );

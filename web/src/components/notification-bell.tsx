@@ -1,11 +1,13 @@
 // The header's notification bell: the unread count from the notification socket, and a list of
 // the newest notifications (GET /notifications) that opens under it, each linking to what it is
-// about. New ones join the list as the socket brings them; "Mark all read" marks what is shown.
+// about. New ones join the list as the socket brings them; opening one marks it read, "Mark all
+// read" marks what is shown.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, call } from "../api";
 import { describe } from "../lib/errors";
 import { isStaff, me } from "../lib/me";
 import { onNotification, unreadCount, type AppNotification } from "../lib/notification-socket";
+import { markRead } from "./notification-list";
 import { notificationText } from "./notification-text";
 import { Empty, ErrorBox, Loading } from "./states";
 
@@ -85,12 +87,25 @@ export function NotificationBell() {
       const answer = await call(api.POST("/api/v1/notifications/read-all", { body: { up_to_id: upTo } }));
       unreadCount.value = answer.unread;
       const now = new Date().toISOString();
-      setItems((list) => list?.map((n) => (n.id <= upTo && !n.read_at ? { ...n, read_at: now } : n)));
+      setItems((list) => list && markRead(list, (n) => n.id <= upTo, now));
     } catch (e) {
       setError(describe(e));
     } finally {
       setBusy(false);
     }
+  };
+
+  // Shown read at once, as the page it links to opens; the socket's `read` message then sets the
+  // exact count. A mark that fails shows it unread again, so it is not taken for seen.
+  const opened = (n: AppNotification) => {
+    close(false);
+    if (n.read_at) return;
+    setItems((list) => list && markRead(list, (x) => x.id === n.id, new Date().toISOString()));
+    unreadCount.value = Math.max(0, unreadCount.value - 1);
+    call(api.POST("/api/v1/notifications/{notification_id}/read", { params: { path: { notification_id: n.id } } })).catch(() => {
+      setItems((list) => list?.map((x) => (x.id === n.id ? n : x)));
+      unreadCount.value += 1;
+    });
   };
 
   const label = unread > 0 ? `Notifications, ${unread} unread` : "Notifications, none unread";
@@ -123,7 +138,7 @@ export function NotificationBell() {
                   <li key={n.id} class={n.read_at ? "read" : "unread"}>
                     {!n.read_at && <span class="new">New: </span>}
                     {href ? (
-                      <a href={href} onClick={() => close(false)}>
+                      <a href={href} onClick={() => opened(n)}>
                         {text}
                       </a>
                     ) : (

@@ -1,6 +1,9 @@
 // A notification in words and the page it is about (docs/api.md, "Notifications": the
-// catalogue). Payloads carry ids only, so the words are general and the link says the rest.
+// catalogue). Payloads carry ids (and a run's test counts), so the words are general and the
+// link says the rest.
 // Staff go to the console's pages, candidates to their own; unknown types get a plain line.
+
+import { runOutcomeText, type TestCounts } from "../lib/run-words";
 
 export interface NotificationLike {
   type: string;
@@ -10,6 +13,15 @@ export interface NotificationLike {
 export interface NotificationText {
   text: string;
   href: string | null;
+}
+
+// The payload is whatever the socket or the list brought: counts are used only when whole.
+function testCounts(value: unknown): TestCounts | null {
+  if (typeof value !== "object" || value === null) return null;
+  const { passed, failed, skipped, errored } = value as Record<string, unknown>;
+  return typeof passed === "number" && typeof failed === "number" && typeof skipped === "number" && typeof errored === "number"
+    ? { passed, failed, skipped, errored }
+    : null;
 }
 
 export function notificationText(notification: NotificationLike, staff: boolean): NotificationText {
@@ -36,7 +48,7 @@ export function notificationText(notification: NotificationLike, staff: boolean)
         href: link(`/console/drafts/${id("draft_id")}`, "draft_id"),
       };
     case "run.finished":
-      return { text: `Your test run finished: ${status || "done"}`, href: ownAttempt };
+      return { text: `Your test run finished: ${runOutcomeText(status, testCounts(payload.counts))}`, href: ownAttempt };
     case "attempt.auto_submitted":
       return staff
         ? { text: "An attempt was submitted at its deadline", href: report }

@@ -7,7 +7,7 @@ import { Empty, ErrorBox, Loading } from "../components/states";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
 import { useLoad } from "../lib/use-load";
-import { analyticsQuery, funnelRows, PERCENTILES, percentiles, scoreRows, SUBSCORES, type Analytics, type Distribution } from "./analytics";
+import { analyticsQuery, filterDates, funnelRows, PERCENTILES, percentiles, scoreRows, SUBSCORES, type Analytics, type Distribution } from "./analytics";
 import { Chart } from "./charts";
 import { formatDuration } from "./format";
 import { NoOrganization, useOrganization } from "./parts";
@@ -38,7 +38,7 @@ function OrganizationAnalytics({ org, query }: { org: string; query: URLSearchPa
   const a = analytics.data;
   return (
     <>
-      <Filter from={from} to={to} taskId={taskId} tasks={a?.tasks ?? []} />
+      <Filter {...filterDates({ from, to }, a?.window)} taskId={taskId} tasks={a?.tasks ?? []} />
       {analytics.error ? (
         <ErrorBox message={analytics.error} onRetry={analytics.reload} />
       ) : !a ? (

@@ -60,6 +60,15 @@ export function scoreRows(scores: Analytics["scores"]): { label: string; d: Dist
   return [{ label: "Overall", d: scores.overall }, ...SUBSCORES.map(({ key, label }) => ({ label, d: scores.subscores[key] }))];
 }
 
+/**
+ * The days the filter's fields show: the address's, else those of the window the report
+ * covers (the API's default when the address names none), so the fields never sit empty
+ * beside the range the page names. Before the report is there, only the address's.
+ */
+export function filterDates(address: { from: string; to: string }, window: { from: string; to: string } | undefined): { from: string; to: string } {
+  return { from: address.from || (window?.from ?? ""), to: address.to || (window?.to ?? "") };
+}
+
 /** A query string for the analytics page from its filter form; empty fields are left out. */
 export function analyticsQuery(filter: { from: string; to: string; taskId: string }): string {
   const q = new URLSearchParams();

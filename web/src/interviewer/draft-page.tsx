@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
 import { api, call } from "../api";
-import { ErrorBox, Loading } from "../components/states";
+import { ErrorBox, LoadError, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
@@ -31,7 +31,11 @@ export function DraftPage({ params }: PageProps) {
     return (
       <>
         <h1>Task draft</h1>
-        {draft.error ? <ErrorBox message={draft.error} onRetry={draft.reload} /> : <Loading what="Loading the draft" />}
+        {draft.error ? (
+          <LoadError error={draft.error} status={draft.status} what="This draft" back={{ href: "/console/drafts", label: "Back to the drafts" }} onRetry={draft.reload} />
+        ) : (
+          <Loading what="Loading the draft" />
+        )}
       </>
     );
   }

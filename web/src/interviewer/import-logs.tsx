@@ -8,6 +8,7 @@ import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
+import { installVersions, noInstallStepsText } from "./install-words";
 import { StatusBadge } from "./parts";
 
 type Step = components["schemas"]["TaskLogs"]["steps"][number];
@@ -37,15 +38,17 @@ export function ImportLogs({ taskId }: { taskId: string }) {
 }
 
 function StepLog({ step }: { step: Step }) {
+  const noSteps = step.install && noInstallStepsText(step.install);
   return (
     <section class="box step-log" aria-label={STEP_NAMES[step.step]}>
       <h4>
         {STEP_NAMES[step.step]} <StatusBadge status={step.status} />
       </h4>
       {step.reason && <p>{step.reason}</p>}
-      {step.install && (
+      {noSteps && <p>{noSteps}</p>}
+      {step.install && !noSteps && (
         <table>
-          <caption>Install steps (Node {step.install.node}{step.install.python ? `, Python ${step.install.python}` : ""})</caption>
+          <caption>Install steps ({installVersions(step.install)})</caption>
           <thead>
             <tr>
               <th scope="col">Step</th>

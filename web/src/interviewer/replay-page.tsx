@@ -8,6 +8,7 @@ import { api, call } from "../api";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
+import { runOutcomeText } from "../lib/run-words";
 import { useLoad } from "../lib/use-load";
 import { formatDateTime, plural } from "./format";
 import {
@@ -247,6 +248,12 @@ function EventView({ state }: { state: ReplayState }) {
         </ul>
       )}
       {event.type === "ai_chat_message" && <blockquote class="replay-chat">{event.message.content}</blockquote>}
+      {event.type === "submitted" && event.explanation && (
+        <>
+          <h3>The candidate's explanation</h3>
+          <blockquote class="explanation">{event.explanation}</blockquote>
+        </>
+      )}
     </section>
   );
 }
@@ -259,7 +266,7 @@ function StateView({ state }: { state: ReplayState }) {
         <li>{plural(state.saves, "save")}</li>
         <li>
           {plural(state.runs, "test run")}
-          {state.lastRun && `, the last ${state.lastRun.status}${state.lastRun.counts ? ` (${state.lastRun.counts.passed} of ${state.lastRun.counts.total} passed)` : ""}`}
+          {state.lastRun && `, the last: ${runOutcomeText(state.lastRun.status, state.lastRun.counts)}`}
         </li>
         <li>{plural(state.chatMessages, "AI chat message")}</li>
         <li>{state.submitted ? "Submitted" : "Not submitted"}</li>

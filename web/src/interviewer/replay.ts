@@ -2,6 +2,7 @@
 // the attempt looked like at a position, which saved contents a save's diff needs, and a line
 // diff between two versions of a file. Pure: the replay page fetches, this decides.
 import type { components } from "../../../client/src/index";
+import { runOutcomeText } from "../lib/run-words";
 import { formatBytes, formatDateTime, plural } from "./format";
 
 export type TimelineEvent = components["schemas"]["TimelineEvent"];
@@ -26,11 +27,15 @@ const chatSeq = (e: TimelineEvent) => (e.type === "ai_chat_message" ? e.message.
 /**
  * The events oldest first. The API sends them so, but telemetry carries the client's clock and
  * pages read at different times can interleave; a stable sort by time, then the API's order of
- * types at one instant, then chat order, makes one sequence whatever arrived how.
+ * types at one instant, then chat order, makes one sequence whatever arrived how. Nothing comes
+ * before the attempt's creation: a telemetry event stands at the start of its minute (and on the
+ * candidate's clock), which can be earlier, so it counts as happening at the creation.
  */
 export function orderEvents(events: readonly TimelineEvent[]): TimelineEvent[] {
+  const created = events.find((e) => e.type === "created");
+  const start = created ? Date.parse(created.at) : Number.NaN;
   return events
-    .map((event, i) => ({ event, i, t: Date.parse(event.at) }))
+    .map((event, i) => ({ event, i, t: Number.isNaN(start) ? Date.parse(event.at) : Math.max(start, Date.parse(event.at)) }))
     .sort(
       (a, b) =>
         (a.t - b.t || 0) ||
@@ -157,7 +162,7 @@ export function describeEvent(event: TimelineEvent): { title: string; details: s
       const details = c ? [`${c.passed} passed, ${c.failed} failed, ${c.errored} errored, ${c.skipped} skipped of ${c.total}`] : [];
       if (event.reason) details.push(event.reason);
       if (event.finished_at) details.push(`Finished ${formatDateTime(event.finished_at)}`);
-      return { title: `Test run: ${event.status}`, details };
+      return { title: `Test run: ${runOutcomeText(event.status, c)}`, details };
     }
     case "telemetry":
       return {
@@ -174,7 +179,10 @@ export function describeEvent(event: TimelineEvent): { title: string; details: s
       return { title: who, details };
     }
     case "submitted":
-      return { title: event.auto_submitted ? "Submitted by the deadline" : "Submitted by the candidate", details: [] };
+      return {
+        title: event.auto_submitted ? "Submitted by the deadline" : "Submitted by the candidate",
+        details: event.explanation ? [] : ["No explanation written"],
+      };
     case "scoring_started":
       return { title: "Scoring started", details: [] };
     case "scoring_finished":

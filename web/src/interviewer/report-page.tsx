@@ -1,5 +1,5 @@
 // An attempt's score report for its reviewers (docs/scoring.md): the overall score, the five
-// subscores drawn, and the evidence behind each (GET .../evaluation/evidence: the hidden tests
+// subscores drawn, the candidate's explanation, and the evidence behind each (GET .../evaluation/evidence: the hidden tests
 // that failed, coverage, lint findings, ..., and the review flags with their lines). Before scoring has finished the report is a 404
 // saying why; the page shows that and waits for score_report.ready (polling while it scores).
 import type { ComponentChildren } from "preact";
@@ -80,6 +80,7 @@ export function ReportPage({ params }: PageProps) {
       {report ? (
         <>
           <Scores report={report} />
+          <Explanation text={report.explanation} autoSubmitted={attempt.auto_submitted} />
           {evidenceError ? <ErrorBox message={`The evidence could not be loaded: ${evidenceError}`} onRetry={loaded.reload} /> : evidence && <EvidenceSections evidence={evidence} />}
         </>
       ) : (
@@ -189,6 +190,20 @@ function Scores({ report }: { report: Report }) {
             ))}
           </tbody>
         </table>
+      )}
+    </section>
+  );
+}
+
+/** The candidate's account of the work from their submission: what a reviewer reads beside the scores. */
+function Explanation({ text, autoSubmitted }: { text: string | null; autoSubmitted: boolean }) {
+  return (
+    <section aria-labelledby="explanation-heading">
+      <h2 id="explanation-heading">The candidate's explanation</h2>
+      {text ? (
+        <blockquote class="explanation">{text}</blockquote>
+      ) : (
+        <p class="muted">{autoSubmitted ? "None: the attempt was submitted by its deadline, which takes no explanation." : "The candidate submitted without one."}</p>
       )}
     </section>
   );

@@ -4,7 +4,7 @@
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
 import { api, call } from "../api";
-import { ErrorBox, Loading } from "../components/states";
+import { LoadError, Loading } from "../components/states";
 import type { PageProps } from "../lib/page";
 import { formatDateTime } from "./format";
 import { ImportLogs } from "./import-logs";
@@ -31,7 +31,7 @@ export function TaskPage({ params }: PageProps) {
     return (
       <>
         <h1>Task</h1>
-        <ErrorBox message={task.error} onRetry={task.reload} />
+        <LoadError error={task.error} status={task.status} what="This task" back={{ href: "/console/tasks", label: "Back to the tasks" }} onRetry={task.reload} />
       </>
     );
   }

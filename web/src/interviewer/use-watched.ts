@@ -4,7 +4,7 @@
 // at about 2 s and grow to 30 s (lib/backoff.ts), well inside the API's 60 requests a minute.
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { backoffMs } from "../lib/backoff";
-import { describe } from "../lib/errors";
+import { ApiError, describe } from "../lib/errors";
 import { onNotification, type AppNotification } from "../lib/notification-socket";
 
 /** "poll": still changing, watch and poll; "listen": may change, but only a notification says when; "done": settled. */
@@ -14,6 +14,8 @@ export interface Watched<T> {
   data: T | undefined;
   /** The first load's failure: there is nothing to show. */
   error: string | undefined;
+  /** That failure's HTTP status, when it came from the API: a 404 is not worth loading again. */
+  status: number | undefined;
   /** A later load's failure: the data shown may be out of date; polling goes on. */
   staleError: string | undefined;
   loading: boolean;
@@ -25,6 +27,7 @@ export interface Watched<T> {
 interface State<T> {
   data?: T;
   error?: string;
+  status?: number;
   staleError?: string;
   loading: boolean;
 }
@@ -52,7 +55,11 @@ export function useWatched<T>(
       (data) => mine === generation.current && setState({ data, loading: false }),
       (error: unknown) =>
         mine === generation.current &&
-        setState((s) => (s.data === undefined ? { error: describe(error), loading: false } : { ...s, staleError: describe(error), loading: false })),
+        setState((s) =>
+          s.data === undefined
+            ? { error: describe(error), status: error instanceof ApiError ? error.status : undefined, loading: false }
+            : { ...s, staleError: describe(error), loading: false },
+        ),
     );
   }, []);
 
@@ -89,5 +96,5 @@ export function useWatched<T>(
 
   const reload = useCallback(() => fetchNow(false), []);
   const replace = useCallback((value: T) => setState({ data: value, loading: false }), []);
-  return { data: state.data, error: state.error, staleError: state.staleError, loading: state.loading, reload, replace };
+  return { data: state.data, error: state.error, status: state.status, staleError: state.staleError, loading: state.loading, reload, replace };
 }

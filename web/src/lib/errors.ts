@@ -61,3 +61,17 @@ export function describe(error: unknown): string {
   if (error instanceof TypeError) return "The service cannot be reached; check your connection.";
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * Whether loading again may help: after a dropped connection, a conflict, a rate limit or a
+ * failure of the service, yes; not when the API answered that the thing is not there, not the
+ * caller's, or the request is wrong, which stays so however often it is asked.
+ */
+export function retryable(status: number | undefined): boolean {
+  return status === undefined || status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+/** A 404 in words: what was asked for is not there, for one of the reasons the API gives none. */
+export function notFoundText(what: string): string {
+  return `${what} was not found: it may have been deleted, or the link may be wrong.`;
+}
