@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { saveDueAt, SaveQueue, type Change, type SaveSnapshot } from "../../../web/src/candidate/save-queue";
+import { saveWords } from "../../../web/src/candidate/save-words";
 import { MemoryStorage } from "../../support/node/memory-storage";
 
 class Failure extends Error {
@@ -56,6 +57,19 @@ describe("SaveQueue (debounced, batched saves of the overlay that survive a relo
     expect(sent).toEqual([{ "src/a.js": upsert("a2"), "src/b.js": upsert("b") }]);
     expect(state()).toBe("saved");
     expect(storage.keys()).toEqual([]);
+  });
+
+  it("says \"Saving\" only while a save is on its way, not while edits wait for a pause in typing", async () => {
+    const { queue, answers } = setUp();
+    let answer!: () => void;
+    answers.push(() => new Promise<void>((resolve) => (answer = resolve)));
+    queue.edit("src/a.js", upsert("a"));
+    expect(saveWords(queue.snapshot()).text).toBe("Unsaved changes: they are saved when you pause typing");
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(saveWords(queue.snapshot()).text).toBe("Saving changes…");
+    answer();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(saveWords(queue.snapshot())).toEqual({ text: "All changes saved", tone: "ok" });
   });
 
   it("does not postpone an edit past maxWait while typing goes on", async () => {

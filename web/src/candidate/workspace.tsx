@@ -20,6 +20,7 @@ import { loadLanguage } from "./languages";
 import { Markdown } from "./markdown-view";
 import { RunsPanel } from "./runs-panel";
 import { SaveQueue, type Change, type SaveSnapshot, type SaveStorage } from "./save-queue";
+import { saveWords } from "./save-words";
 import { ScorePanel } from "./score-panel";
 import { SubmitDialog } from "./submit-dialog";
 import { TerminalPanel } from "./terminal-panel";
@@ -50,25 +51,6 @@ function browserStorage(): SaveStorage | null {
     return window.localStorage;
   } catch {
     return null;
-  }
-}
-
-function saveWords(snapshot: SaveSnapshot): { text: string; tone: string } {
-  const state = snapshot.state;
-  switch (state.kind) {
-    case "saved":
-      return { text: "All changes saved", tone: "ok" };
-    case "unsaved":
-    case "saving":
-      return { text: "Saving changes…", tone: "" };
-    case "offline":
-      return { text: "Offline: changes are kept in this browser and saved when the connection returns", tone: "warn" };
-    case "retrying":
-      return { text: `Not saved yet (${state.message}); trying again shortly`, tone: "warn" };
-    case "failed":
-      return { text: `Not saved: ${state.message}`, tone: "bad" };
-    case "locked":
-      return { text: `No more changes are taken: ${state.message}`, tone: "bad" };
   }
 }
 
