@@ -2,6 +2,7 @@
 // the events it holds about a file that was deleted (docs/web-app.md, "Telemetry"). Pure: the
 // batcher (telemetry.ts) applies the verdicts.
 import type { components } from "../../../client/src/index";
+import { retryable } from "../lib/errors";
 
 export type TelemetryEvent = components["schemas"]["TelemetryEvent"];
 
@@ -20,9 +21,9 @@ export type BatchVerdict =
   /** The credential is no longer taken: nothing more can be sent. */
   | { kind: "stop" };
 
-/** Statuses after which the same batch may be taken: no answer, a timeout, a rate limit, a server failure. */
+/** What may pass for any request, but a 409: for telemetry it means the attempt was submitted, which stays so. */
 function worthRetrying(status: number): boolean {
-  return status === 0 || status === 408 || status === 429 || status >= 500;
+  return status !== 409 && retryable(status);
 }
 
 /** The batch positions a 422 names (`["body", "events", i, ...]`). */
