@@ -83,10 +83,16 @@ describe.concurrent("in the sandbox", { timeout: 180_000 }, () => {
       "package.json": JSON.stringify({ name: "cli", scripts: { test: "jest --runInBand --bail" }, jest: { bail: 1, testEnvironment: "node" }, devDependencies: { jest: "*" } }),
       "src/cli.js": 'const { parseArgs } = require("node:util");\nexports.parse = (argv) => ({ ...parseArgs({ args: argv.slice(2), options: { runInBand: { type: "boolean", short: "i" }, bail: { type: "boolean" } } }).values });\n',
       "test/a-fails.test.js": padded('test("fails first", () => expect(1).toBe(2));\n'),
-      "test/cli.test.js": 'const { parse } = require("../src/cli");\ntest("reads the command line", () => {\n  expect(process.argv.slice(2)).toEqual(["--runInBand", "--bail"]);\n  expect(parse(process.argv)).toEqual({ runInBand: true, bail: true });\n});\n',
+      "test/cli.test.js": 'const { parse } = require("../src/cli");\ntest("reads the command line", () => {\n  expect(process.argv.slice(2)).toEqual(["--runInBand", "--bail"]);\n  expect(parse(process.argv)).toEqual({ runInBand: true, bail: true });\n});\ntest.skip("later", () => {});\n',
+      "src/cli.test.js": 'const { parse } = require("./cli");\ndescribe("parse", () => {\n  describe("flags", () => {\n    test("short", () => expect(parse(["node", "cli", "-i"])).toEqual({ runInBand: true }));\n  });\n});\n',
     }, ["jest"]);
     expect(cb.status, cb.log_tail).toBe("SUCCEEDED");
-    expect(ids(cb), cb.log_tail).toEqual(["test/a-fails.test.js::fails first:failed", "test/cli.test.js::reads the command line:passed"]);
+    expect(ids(cb), cb.log_tail).toEqual([
+      "src/cli.test.js::parse > flags::short:passed",
+      "test/a-fails.test.js::fails first:failed",
+      "test/cli.test.js::later:skipped",
+      "test/cli.test.js::reads the command line:passed",
+    ]);
   });
 
   it("vitest: --bail in the command and bail in the config stop nothing", async () => {
