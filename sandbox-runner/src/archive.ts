@@ -115,8 +115,15 @@ export async function extractArchive(file: string, dest: string, policy: Archive
   return listing;
 }
 
+/**
+ * gzip's fastest level: an environment (tens of MB of node_modules) packs in about a third of
+ * the CPU of the default level (0.9 vs 2.4 s for 56 MB) for an archive about a quarter larger
+ * (14.1 vs 11.1 MB). It is packed on the import's critical path and downloaded once per runner.
+ */
+const ENVIRONMENT_GZIP_LEVEL = 1;
+
 export async function createArchive(cwd: string, entries: string[], file: string): Promise<void> {
-  await tar.c({ gzip: true, cwd, file, portable: true, follow: false }, entries);
+  await tar.c({ gzip: { level: ENVIRONMENT_GZIP_LEVEL }, cwd, file, portable: true, follow: false }, entries);
 }
 
 function commonTopLevel(paths: string[]): 0 | 1 {
