@@ -47,6 +47,8 @@ export default defineConfig({
                   APP_BASE_URL: "https://assay.test",
                   RUNNER_URL: "http://runner.test",
                   RUNNER_SECRET: "integration-runner-secret",
+                  // The backlog endpoint's own token (test/integration/runner-backlog.test.ts).
+                  RUNNER_BACKLOG_TOKEN: "integration-backlog-token",
                   URL_SIGNING_SECRET: "integration-url-signing-secret",
                   // Invitation e-mails land in R2's outbox/; the HTTP provider is tested with a stand-in.
                   EMAIL_PROVIDER: "outbox",

@@ -43,6 +43,8 @@ async function ensureDevVars(): Promise<void> {
     AI_PROVIDER: () => "local",
     // Signs the Stripe webhook events `npm run billing:event` sends (docs/billing.md).
     STRIPE_WEBHOOK_SECRET: () => `whsec_${secret()}`,
+    // The runner fleet's autoscaler reads the backlog with it (docs/deploy-runners.md); never RUNNER_SECRET.
+    RUNNER_BACKLOG_TOKEN: secret,
   };
   for (const [key, make] of Object.entries(defaults)) vars[key] ??= make();
   if (JSON.stringify(vars) !== before) {

@@ -71,6 +71,12 @@ export interface Env {
   RUNNER_LEASE_SECONDS?: string;
   /** Shared with the runner: signs jobs and verifies callbacks (docs/runner-protocol.md). */
   RUNNER_SECRET: string;
+  /**
+   * Bearer token of `GET /api/v1/internal/runner/backlog`, the runner fleet's autoscaler's
+   * (docs/runner-protocol.md, "The backlog"), a secret: at least 16 characters and never
+   * RUNNER_SECRET. Unset: the backlog answers 503.
+   */
+  RUNNER_BACKLOG_TOKEN?: string;
   /** Signs the Worker's own presigned storage URLs. */
   URL_SIGNING_SECRET: string;
   /** R2 S3 API credentials; when all three are set, presigned URLs are R2's own. */

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { callbackSchema } from "../../protocol/callback";
 import { leasesAnswerSchema, leasesSchema } from "../../protocol/leases";
-import { RUNNER_JOB_STATUSES } from "../domain/runner-jobs";
+import { RUNNER_BACKLOG_ROUTE } from "../domain/runner-backlog";
+import { RUNNER_JOB_KINDS, RUNNER_JOB_PRIORITIES, RUNNER_JOB_STATUSES } from "../domain/runner-jobs";
 import type { OpenAPIRouteSchema } from "chanfana";
 import { EXECUTION_ID_PATTERN } from "../domain/executions";
 import { joinExecutionAsRunner, reportRunnerResult, runnerDialInNonce, runnerHeartbeat } from "../flows/runner.flow";
+import { runnerBacklogFor, runnerBacklogUnavailable } from "../flows/runner-backlog.flow";
 import { bearerToken } from "../http/auth";
 import { jsonContent, jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
@@ -102,8 +104,60 @@ export class RunnerExecutionSocket extends PublicEndpoint {
   }
 }
 
+const jobCounts = <K extends string>(keys: readonly K[], what: string) =>
+  z.object(Object.fromEntries(keys.map((k) => [k, z.number().int().min(0).describe(`${what} ${k}`)])) as Record<K, z.ZodNumber>);
+
+const RunnerBacklogSchema = z
+  .object({
+    total: z
+      .number()
+      .int()
+      .min(0)
+      .describe("Jobs the runner fleet is asked to serve now: queued plus dispatched. The autoscaler's metric (KEDA metrics-api `valueLocation: total`)"),
+    queued: jobCounts(RUNNER_JOB_KINDS, "Queued jobs of kind")
+      .extend({ total: z.number().int().min(0).describe("Queued jobs of every kind") })
+      .describe("Jobs waiting for a runner to take them, by kind"),
+    queued_by_priority: jobCounts(RUNNER_JOB_PRIORITIES, "Queued jobs of priority").describe("The same queued jobs by the priority the runner's pool serves them in"),
+    dispatched: z.number().int().min(0).describe("Jobs a runner has taken and not yet finished (running, waiting in its pool, or reporting)"),
+    oldest_queued_age_seconds: z.number().int().min(0).describe("Seconds since the oldest queued job was created (a requeued job counts from its creation); 0 when none is queued"),
+  })
+  .meta({ id: "RunnerBacklog" });
+
+export class GetRunnerBacklog extends PublicEndpoint {
+  schema = {
+    tags: ["internal"],
+    summary: "Internal: the runner jobs waiting and in flight, for the fleet's autoscaler",
+    description:
+      "Called by the runner fleet's autoscaler (KEDA's metrics-api scaler, deploy/kubernetes/), with " +
+      "`Authorization: Bearer <RUNNER_BACKLOG_TOKEN>`: a read-only token of its own, compared in constant time; the " +
+      "runners' signing key is never accepted in its place (docs/runner-protocol.md, \"The backlog\"). Nothing is read " +
+      "before the token is checked. Not rate-limited per IP.",
+    responses: {
+      "200": jsonResponse("The backlog now", RunnerBacklogSchema),
+      "401": jsonResponse("Missing or wrong token", ErrorSchema),
+      "503": jsonResponse("No usable RUNNER_BACKLOG_TOKEN is configured (unset, shorter than 16 characters, or the runner's secret)", ErrorSchema),
+    },
+  };
+
+  // Not rate-limited per IP (src/domain/rate-scopes.ts), so the document promises no 429.
+  override getSchema(): OpenAPIRouteSchema {
+    const schema = super.getSchema();
+    delete schema.responses?.["429"];
+    return schema;
+  }
+
+  async run({ request, env }: RouteContext) {
+    const problem = runnerBacklogUnavailable(env);
+    if (problem) throw new HttpError(503, `The runner backlog is not configured on this server: ${problem}`);
+    const token = bearerToken(request);
+    if (!token) throw HttpError.unauthorized("The backlog needs 'Authorization: Bearer <RUNNER_BACKLOG_TOKEN>'");
+    return unwrap(await runnerBacklogFor(env, token));
+  }
+}
+
 export const internalRunnerRoutes: RouteTable = [
   ["POST", "/internal/runner/callback", PostRunnerCallback],
   ["POST", "/internal/runner/leases", PostRunnerLeases],
+  ["GET", RUNNER_BACKLOG_ROUTE, GetRunnerBacklog],
   ["GET", "/internal/runner/executions/:execution_id/ws", RunnerExecutionSocket],
 ];
