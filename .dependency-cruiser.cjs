@@ -33,6 +33,10 @@ const SCRIPTS_FOR_TESTS = [
   "^scripts/templates/(catalogue|tar)\\.ts$",
 ];
 
+// What the web app shares with the Worker, written once in protocol/: the socket messages (zod/mini
+// schemas both ends parse with) and the rules the app states to its users (roles, subscores, file paths).
+const WEB_SHARED = ["^protocol/socket-messages\\.ts$", "^protocol/assessment-rules\\.ts$"];
+
 module.exports = {
   forbidden: [
     {
@@ -62,7 +66,7 @@ module.exports = {
     },
     {
       name: "protocol-imports-only-zod",
-      comment: "protocol/ is the Worker ⇄ runner contract both import: it imports zod and itself, nothing of ours, no runtime's modules",
+      comment: "protocol/ is the contract the Worker shares with the runner and the web app: it imports zod and itself, nothing of ours, no runtime's modules",
       severity: "error",
       from: { path: "^protocol/" },
       to: { pathNot: ["^protocol/", "^node_modules/zod/"] },
@@ -76,10 +80,12 @@ module.exports = {
     },
     {
       name: "web-app-imports-itself-and-the-client",
-      comment: "web/ runs in the browser and reaches the API only through the typed client: it imports itself, client/src and npm packages",
+      comment:
+        "web/ runs in the browser and reaches the API only through the typed client: it imports itself, client/src, npm packages " +
+        "and what protocol/ writes for it (WEB_SHARED); never src/, and never the runner's messages (they import all of zod)",
       severity: "error",
       from: { path: "^web/" },
-      to: { pathNot: ["^web/", "^client/src/", "^node_modules/"] },
+      to: { pathNot: ["^web/", "^client/src/", "^node_modules/", ...WEB_SHARED] },
     },
     {
       name: "worker-and-runner-meet-in-protocol",

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { artifactSchema, idSchema, limitsSchema, scheduleSchema, workspaceFilesSchema } from "./jobs";
+import { EXECUTION_EXIT_STATUSES } from "./socket-messages";
 
 /**
  * Live executions (docs/runner-protocol.md, "Interactive executions: the transport"): the
@@ -34,7 +35,7 @@ export type Execution = z.infer<typeof executionSchema>;
 /** An execution body as the Worker may send it: fields with defaults may be left out. */
 export type ExecutionBody = z.input<typeof executionSchema>;
 
-export const EXECUTION_EXIT_STATUSES = ["exited", "killed", "timed_out", "error"] as const;
+export { EXECUTION_EXIT_STATUSES };
 
 /** Runner → object: what the runner sends, every field always there. */
 export type RunnerMessage =

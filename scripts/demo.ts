@@ -5,7 +5,7 @@
 // correctness 100 and the wrong one clearly less.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { AssayClient, invitationToken, type ScoreReport } from "./lib/api-client";
+import { accept, type AssayClient, type CandidateScoreReport, candidateReport, createAttempt, importTask, invitationToken, invite, pollApi, runTests, save, start, submit, userClient } from "./lib/api-steps";
 import { mintLocalToken } from "./lib/local-token";
 import { DEV_DIR } from "./lib/paths";
 
@@ -39,25 +39,25 @@ async function candidateRound(
   who: { sub: string; email: string },
   solution: string,
   label: string,
-): Promise<ScoreReport> {
+): Promise<CandidateScoreReport> {
   step(n, `${label}: invite ${who.email}`);
-  const invite = await staff.invite(taskId, who.email);
-  info(`invitation ${invite.invite_id}; waiting for the e-mail in ${outbox}`);
-  const token = await staff.poll("invitation e-mail", async () => invitationToken(outbox, who.email), 60_000);
-  const candidate = new AssayClient(api, await mintLocalToken({ sub: who.sub, email: who.email, role: "candidate" }));
-  await candidate.accept(token);
+  const invitation = await invite(staff, taskId, who.email);
+  info(`invitation ${invitation.invite_id}; waiting for the e-mail in ${outbox}`);
+  const token = await pollApi("invitation e-mail", async () => invitationToken(outbox, who.email), 60_000);
+  const candidate = userClient(api, await mintLocalToken({ sub: who.sub, email: who.email, role: "candidate" }));
+  await accept(candidate, token);
   info("accepted: the candidate joined the organization with the task assigned");
 
   step(n + 1, `${label}: create and start an attempt, save the work, run the tests`);
-  const attempt = await candidate.createAttempt(taskId);
-  await candidate.start(attempt.id);
+  const attempt = await createAttempt(candidate, taskId);
+  await start(candidate, attempt.id);
   info(`attempt ${attempt.id} IN_PROGRESS`);
-  await candidate.save(attempt.id, { "src/slugify.js": solution });
-  const run = await candidate.runTests(attempt.id, ["src/slugify.js"]);
+  await save(candidate, attempt.id, { "src/slugify.js": solution });
+  const run = await runTests(candidate, attempt.id, ["src/slugify.js"]);
   info(`run ${run.id}: ${run.status}, ${run.counts?.passed}/${run.counts?.total} tests passed (the hidden tests are not in it)`);
 
   step(n + 2, `${label}: submit and poll the score report`);
-  await candidate.submit(attempt.id, {
+  await submit(candidate, attempt.id, {
     tests_passed: run.counts?.passed ?? 0,
     tests_total: run.counts?.total ?? 0,
     behavior_signals: {},
@@ -67,15 +67,15 @@ async function candidateRound(
       "slugs stay readable, cuts a first word that is longer than the limit, and I tested the edge case of a " +
       "trailing separator with the existing test suite.",
   });
-  const report = await candidate.scoreReport(attempt.id);
+  const report = await candidateReport(candidate, attempt.id);
   info(`overall ${report.overall_score}; ${Object.entries(report.subscores).map(([k, v]) => `${k} ${v}`).join(", ")}`);
   return report;
 }
 
 async function main(): Promise<void> {
   step(1, `import ${repohost}/${DEMO_REPO}/pull/1 and wait for READY`);
-  const staff = new AssayClient(api, await mintLocalToken({ sub: "demo-interviewer", email: "interviewer@example.com", role: "interviewer", org: ORG }));
-  const task = await staff.importTask(`${repohost}/${DEMO_REPO}/pull/1`, ORG);
+  const staff = userClient(api, await mintLocalToken({ sub: "demo-interviewer", email: "interviewer@example.com", role: "interviewer", org: ORG }));
+  const task = await importTask(staff, `${repohost}/${DEMO_REPO}/pull/1`, ORG);
   info(`task ${task.task_id} READY: "${task.title}", ${task.fail_to_pass?.length} FAIL_TO_PASS tests`);
 
   const good = await candidateRound(2, staff, task.task_id, { sub: "demo-candidate-ada", email: "ada@example.com" }, solutionFile("src/slugify.js"), "correct solution");

@@ -149,6 +149,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attempts/{attempt_id}/evaluation/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The staff's score report page in one request: the attempt, its task and candidate by name, the report in force
+         * @description Interviewers and above in the attempt's organization. What GET /attempts/{attempt_id}, the task's title, the candidate's address and GET .../evaluation/evidence give, together; `report` is null (with `report_missing` saying why) until scoring has finished. The submission's diff is at GET .../evaluation/review/diff.
+         */
+        get: operations["get_GetAttemptReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/evaluation/review/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The submission's diff against the task's version, file by file, with the files the hidden-test run kept
+         * @description Interviewers and above in the attempt's organization. Every file the submission's changes overlay upserts or deletes, sorted by path, with the task's version and the submitted one as text (within 262144 bytes a file and 4194304 bytes an answer), for a unified or side-by-side diff. `kept_at_task_version` marks the files the hidden-test run left at the task's version: their changes do not count. The finished report in force says which those were (`kept_from: report`); before one, the scoring rules the Worker applies do (`kept_from: rules`; the runner may keep more harness files).
+         */
+        get: operations["get_GetReviewDiff"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/attempts/{attempt_id}/evaluation/saves": {
         parameters: {
             query?: never;
@@ -505,6 +545,26 @@ export interface paths {
          * @description Upgrade with `Authorization: Bearer <session JWT>`, or from a browser with `?ticket=` (POST …/ws-ticket). The owner may send `{"type":"stdin","data":"…","eof":false}` and `{"type":"terminate"}`; staff of the attempt's organization only watch. The server sends `hello`, then `stdout`/`stderr` chunks `{type, seq, data}` (replayed from `after_seq`+1), `status`, `error` `{detail}` for a refused message, and `exit` last, then closes with 1000. Send `{"type":"ping"}` to keep a socket alive ({"type":"pong"} answers). Wrong user: 404, as for no such execution, before any socket is opened. See docs/api.md, "Live code execution".
          */
         get: operations["get_WatchExecution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/internal/runner/backlog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Internal: the runner jobs waiting and in flight, for the fleet's autoscaler
+         * @description Called by the runner fleet's autoscaler (KEDA's metrics-api scaler, deploy/kubernetes/), with `Authorization: Bearer <RUNNER_BACKLOG_TOKEN>`: a read-only token of its own, compared in constant time; the runners' signing key is never accepted in its place (docs/runner-protocol.md, "The backlog"). Nothing is read before the token is checked. Not rate-limited per IP.
+         */
+        get: operations["get_GetRunnerBacklog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1089,7 +1149,7 @@ export interface paths {
         };
         /**
          * Tasks the caller can see
-         * @description Interviewers and above see their organizations' tasks; candidates see tasks assigned to them and READY public tasks (never archived ones). Newest first.
+         * @description Interviewers and above see their organizations' tasks; candidates see tasks assigned to them and READY public tasks (never archived ones). The tasks assigned to the caller (their accepted invitations: `assigned_at` set) come first, newest assignment first, then the others, newest first. Each has its organization's name.
          */
         get: operations["get_ListTasks"];
         put?: never;
@@ -1142,6 +1202,26 @@ export interface paths {
          * @description An archived task is hidden from candidates and from the default task list, and takes no new attempts or invitations; attempts already made keep working. Archiving twice changes nothing.
          */
         post: operations["post_ArchiveTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{task_id}/candidates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A task's candidates with their invitation, attempt status and score, in one list
+         * @description Interviewer or higher in the task's organization. One item per candidate: everyone invited to the task (an invitation a newer one replaced is left out) and everyone with an attempt on it, newest activity first, each with their newest invitation, their newest attempt and its score, so a task's page needs no request per row.
+         */
+        get: operations["get_ListTaskCandidates"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1531,6 +1611,120 @@ export interface components {
             time_limit_minutes: number | null;
             updated_at: string;
         };
+        AttemptReview: {
+            /** @description As GET /attempts/{attempt_id} gives it, with `scoring` */
+            attempt: {
+                /** @description True when the deadline submitted the attempt with the work saved so far */
+                auto_submitted: boolean;
+                /** @description The user making the attempt */
+                candidate_id: string;
+                created_at: string;
+                /** @description started_at plus the time limit; the attempt is submitted automatically then */
+                deadline_at: string | null;
+                id: string;
+                organization_id: string;
+                /** @description Set when scoring has finished */
+                score_id: string | null;
+                /** @description GET /attempts/{attempt_id} only: how scoring stands */
+                scoring?: {
+                    /** @description Why scoring failed, or the last runner trouble while it retries. Staff get the runner's words; the candidate a general sentence, since those words may name the hidden test files */
+                    reason: string | null;
+                    score_id: string | null;
+                    /** @enum {string} */
+                    status: "not_submitted" | "scoring" | "scored" | "failed";
+                };
+                started_at: string | null;
+                /**
+                 * @description NOT_STARTED → IN_PROGRESS (start) → SUBMITTED (submit, or the deadline) → SCORED (score_id set)
+                 * @enum {string}
+                 */
+                status: "NOT_STARTED" | "IN_PROGRESS" | "SUBMITTED" | "SCORED";
+                submission: components["schemas"]["SubmissionSummary"];
+                submitted_at: string | null;
+                task_id: string;
+                /** @description From the task at creation; null is no limit */
+                time_limit_minutes: number | null;
+                updated_at: string;
+            };
+            /** @description Who made the attempt */
+            candidate: {
+                /** @description The address the API knows the candidate by (from their sign-in); the API keeps no other name */
+                email: string | null;
+                /** @description The candidate's user id */
+                id: string;
+            };
+            /** @description The report in force as GET .../evaluation/evidence gives it; null while there is none */
+            report: {
+                attempt_id: string;
+                /** @description The client's figures beside the measured ones; a gap over 0.25 is flagged */
+                claims: {
+                    claimed: number | null;
+                    figure: string;
+                    flagged: boolean;
+                    gap: number | null;
+                    measured: number | null;
+                }[];
+                completed_at: string;
+                created_at: string;
+                /** @description What each subscore was computed from, the hidden tests that failed (by id) included */
+                evidence: {
+                    [key: string]: {
+                        [key: string]: unknown;
+                    };
+                };
+                /** @description Overlay paths the hidden-test run left at the task's version (reports made since hidden tests are matched by file) */
+                excluded_from_hidden_run?: string[];
+                /** @description The candidate's account of the work as the submit payload had it, which communication is scored from; null when they wrote none */
+                explanation: string | null;
+                /** @description Points for the reviewer */
+                flags: string[];
+                /** @description The task's hidden tests by id; `evidence.correctness` names those that failed */
+                hidden_tests: {
+                    fail_to_pass: string[];
+                    pass_to_pass: string[];
+                };
+                /** @description The task's test files the candidate changed; those changes were not scored */
+                ignored_test_edits: string[];
+                /** @description Weighted mean of the subscores */
+                overall_score: number;
+                /** @description Changed source lines for the reviewer to read, each with its kind, reason, file and lines (at most 50): evidence, not a deduction; no score depends on them. Staff only (reports made since review flags carry their lines) */
+                review_flags?: components["schemas"]["ReviewFlag"][];
+                /** @description The rubric the report was computed with (docs/scoring.md) */
+                rubric_version: string;
+                score_id: string;
+                /** @description Each 0–100 */
+                subscores: {
+                    behavior: number;
+                    code_quality: number;
+                    communication: number;
+                    correctness: number;
+                    test_coverage: number;
+                };
+                task_id: string;
+                /**
+                 * @description The staff's view: everything the report holds
+                 * @enum {string}
+                 */
+                view: "staff";
+                /** @description Weight of each subscore in overall_score */
+                weights: {
+                    behavior: number;
+                    code_quality: number;
+                    communication: number;
+                    correctness: number;
+                    test_coverage: number;
+                };
+            } | null;
+            /** @description Why there is no report yet (not submitted, scoring, scoring failed), in the words of that endpoint's 409 */
+            report_missing: string | null;
+            /** @description The attempt's task */
+            task: {
+                organization_id: string;
+                task_id: string;
+                /** @description The staff's name for the task, as GET /tasks/{task_id} gives it */
+                title: string;
+            };
+        };
         AuditEvent: {
             /**
              * @description retake.granted: a candidate may make one more attempt on a task
@@ -1855,10 +2049,14 @@ export interface components {
             id: number;
             /** @description To the inviter: a candidate accepted their invitation */
             payload: {
+                /** @description The candidate's e-mail address as the API knows it; absent from older notifications */
+                candidate_email?: string | null;
                 candidate_id: string;
                 invitation_id: string;
                 organization_id: string;
                 task_id: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1873,6 +2071,8 @@ export interface components {
                 /** @enum {string} */
                 status: "READY" | "FAILED";
                 task_id: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1887,6 +2087,8 @@ export interface components {
                 draft_id: string;
                 /** @enum {string} */
                 status: "VALIDATED" | "FAILED";
+                /** @description The draft's title; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1910,6 +2112,10 @@ export interface components {
                 run_id: string;
                 /** @enum {string} */
                 status: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ERROR";
+                /** @description The attempt's task; absent from older notifications */
+                task_id?: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1922,7 +2128,13 @@ export interface components {
             /** @description To the candidate and staff following the task: the attempt's deadline passed and the work saved so far was submitted */
             payload: {
                 attempt_id: string;
+                /** @description The candidate's e-mail address as the API knows it; absent from older notifications */
+                candidate_email?: string | null;
+                /** @description The attempt's candidate; absent from older notifications */
+                candidate_id?: string;
                 task_id: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1936,8 +2148,12 @@ export interface components {
             payload: {
                 attempt_id: string;
                 auto_submitted: boolean;
+                /** @description The candidate's e-mail address as the API knows it; absent from older notifications */
+                candidate_email?: string | null;
                 candidate_id: string;
                 task_id: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -1950,8 +2166,14 @@ export interface components {
             /** @description To the candidate and staff following the task: a score report is ready (GET /attempts/{attempt_id}/score-report) */
             payload: {
                 attempt_id: string;
+                /** @description The candidate's e-mail address as the API knows it; absent from older notifications */
+                candidate_email?: string | null;
+                /** @description The attempt's candidate; absent from older notifications */
+                candidate_id?: string;
                 score_id: string;
                 task_id: string;
+                /** @description The task's title as the recipient reads it: the staff's title for staff, the statement's for a candidate; absent from older notifications */
+                task_title?: string;
             };
             read_at: string | null;
             /** @enum {string} */
@@ -2133,6 +2355,27 @@ export interface components {
             retake_id: string;
             task_id: string;
         };
+        ReviewDiffFile: {
+            /** @description The task's version; null when the file is added, or its text is not given */
+            base: string | null;
+            base_bytes: number | null;
+            /**
+             * @description text: `base` and `submitted` hold the file's two versions; binary: one is not UTF-8 text; too_large: one is over 262144 bytes; omitted: the answer already holds 4194304 bytes of text; base_unavailable: the task's version could not be read. The versions are at GET .../files/content and GET .../evaluation/saves then.
+             * @enum {string}
+             */
+            content: "text" | "binary" | "too_large" | "omitted" | "base_unavailable";
+            /** @description The hidden-test run kept the task's version of this file (a test file, a hidden test, a harness file: configuration, manifests, setup): this change does not count */
+            kept_at_task_version: boolean;
+            path: string;
+            /**
+             * @description Against the task's version (its snapshot at the base commit)
+             * @enum {string}
+             */
+            status: "added" | "modified" | "deleted" | "unchanged";
+            /** @description The submitted version; null when the file is deleted, or its text is not given */
+            submitted: string | null;
+            submitted_bytes: number | null;
+        };
         ReviewFlag: {
             /** @description The changed source file (test files are never flagged) */
             file: string;
@@ -2243,6 +2486,32 @@ export interface components {
                 total_ms: number;
             } | null;
             updated_at: string;
+        };
+        RunnerBacklog: {
+            /** @description Jobs a runner has taken and not yet finished (running, waiting in its pool, or reporting) */
+            dispatched: number;
+            /** @description Seconds since the oldest queued job was created (a requeued job counts from its creation); 0 when none is queued */
+            oldest_queued_age_seconds: number;
+            /** @description Jobs waiting for a runner to take them, by kind */
+            queued: {
+                /** @description Queued jobs of kind prepare */
+                prepare: number;
+                /** @description Queued jobs of kind test */
+                test: number;
+                /** @description Queued jobs of every kind */
+                total: number;
+            };
+            /** @description The same queued jobs by the priority the runner's pool serves them in */
+            queued_by_priority: {
+                /** @description Queued jobs of priority interactive */
+                interactive: number;
+                /** @description Queued jobs of priority scoring */
+                scoring: number;
+                /** @description Queued jobs of priority validation */
+                validation: number;
+            };
+            /** @description Jobs the runner fleet is asked to serve now: queued plus dispatched. The autoscaler's metric (KEDA metrics-api `valueLocation: total`) */
+            total: number;
         };
         RunnerCallback: {
             artifacts: {
@@ -2562,6 +2831,8 @@ export interface components {
             /** @description Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default */
             ai_assistance: boolean;
             archived_at: string | null;
+            /** @description When the task was assigned to the caller, by an invitation they accepted; null when it is not assigned to them (a public task, or staff's view of their organization's task). In the answers of GET /tasks and GET /tasks/{task_id} */
+            assigned_at?: string | null;
             created_at: string;
             /** @description Staff only: the organization's notes on the task */
             description?: string;
@@ -2573,6 +2844,8 @@ export interface components {
             install_failure?: string | null;
             language: string | null;
             organization_id: string;
+            /** @description The name of the task's organization; in the answers of GET /tasks and GET /tasks/{task_id}, for candidates as for staff */
+            organization_name?: string;
             /**
              * @description Staff only: pull_request (POST /tasks/import-pr), draft (published from POST /task-drafts) or template (POST /public/tasks)
              * @enum {string}
@@ -2647,6 +2920,98 @@ export interface components {
             updated_at: string;
             /** @enum {string} */
             visibility: "PRIVATE_ORG" | "PUBLIC";
+        };
+        TaskCandidate: {
+            /** @description Their newest attempt on the task, as GET /attempts gives it; null before they start one */
+            attempt: {
+                /** @description True when the deadline submitted the attempt with the work saved so far */
+                auto_submitted: boolean;
+                /** @description The user making the attempt */
+                candidate_id: string;
+                created_at: string;
+                /** @description started_at plus the time limit; the attempt is submitted automatically then */
+                deadline_at: string | null;
+                id: string;
+                organization_id: string;
+                /** @description Set when scoring has finished */
+                score_id: string | null;
+                /** @description GET /attempts/{attempt_id} only: how scoring stands */
+                scoring?: {
+                    /** @description Why scoring failed, or the last runner trouble while it retries. Staff get the runner's words; the candidate a general sentence, since those words may name the hidden test files */
+                    reason: string | null;
+                    score_id: string | null;
+                    /** @enum {string} */
+                    status: "not_submitted" | "scoring" | "scored" | "failed";
+                };
+                started_at: string | null;
+                /**
+                 * @description NOT_STARTED → IN_PROGRESS (start) → SUBMITTED (submit, or the deadline) → SCORED (score_id set)
+                 * @enum {string}
+                 */
+                status: "NOT_STARTED" | "IN_PROGRESS" | "SUBMITTED" | "SCORED";
+                submission: components["schemas"]["SubmissionSummary"];
+                submitted_at: string | null;
+                task_id: string;
+                /** @description From the task at creation; null is no limit */
+                time_limit_minutes: number | null;
+                updated_at: string;
+            } | null;
+            /** @description Their attempts on the task (more than one after a retake) */
+            attempts: number;
+            /** @description Who; the API keeps no other name than the e-mail address */
+            candidate: {
+                /** @description The address the API knows them by: their sign-in's, else the invitation's */
+                email: string | null;
+                /** @description The candidate's user id; null for one invited who has not accepted */
+                id: string | null;
+            };
+            /** @description Their newest invitation to the task, as GET /invites gives it; null when they came without one */
+            invitation: {
+                created_at: string;
+                delivered_at: string | null;
+                /** @description Sends of the current link's e-mail so far */
+                delivery_attempts: number;
+                /** @description Why the last send failed */
+                delivery_error: string | null;
+                /**
+                 * @description The current link's e-mail: queued (also while retrying), sent, failed
+                 * @enum {string}
+                 */
+                delivery_status: "queued" | "sent" | "failed";
+                email: string;
+                expires_at: string;
+                invite_id: string;
+                /** @description User id of the inviter */
+                invited_by: string;
+                /** @description When the current link was issued: at creation, then at each resend */
+                issued_at: string;
+                organization_id: string;
+                revoked_at: string | null;
+                /**
+                 * @description unused → used, or expired (a resend reopens it), or revoked
+                 * @enum {string}
+                 */
+                status: "unused" | "used" | "expired" | "revoked";
+                /** @description The invitation that replaced this expired one */
+                superseded_by: string | null;
+                task_id: string;
+                task_title: string;
+                used_at: string | null;
+                /** @description User id of the candidate who accepted */
+                used_by: string | null;
+            } | null;
+            /** @description The newest attempt's score */
+            score: {
+                /** @description Its overall score, 0–100; null until one is scored */
+                overall_score: number | null;
+                /** @description The report in force */
+                score_id: string | null;
+                /**
+                 * @description How scoring of the newest attempt stands
+                 * @enum {string}
+                 */
+                status: "not_submitted" | "scoring" | "scored" | "failed";
+            };
         };
         TaskDraft: {
             /** @description Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default */
@@ -4083,6 +4448,173 @@ export interface operations {
                 };
             };
             /** @description No finished report yet: not submitted, scoring, or scoring failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetAttemptReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt for its reviewer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptReview"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt's own candidate, or not interviewer or higher in its organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetReviewDiff: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The diff */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempt_id: string;
+                        files: components["schemas"]["ReviewDiffFile"][];
+                        /** @enum {string} */
+                        kept_from: "report" | "rules";
+                        submitted_at: string;
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt's own candidate, or not interviewer or higher in its organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt is not submitted yet */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5893,6 +6425,53 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetRunnerBacklog: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backlog now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerBacklog"];
+                };
+            };
+            /** @description Missing or wrong token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+            /** @description No usable RUNNER_BACKLOG_TOKEN is configured (unset, shorter than 16 characters, or the runner's secret) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -9322,6 +9901,90 @@ export interface operations {
             };
             /** @description Role too low, or not a member of the organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_ListTaskCandidates: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 20, maximum 100) */
+                limit?: number;
+                /** @description 1-based page number */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the task's candidates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["TaskCandidate"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A candidate of the task, or below interviewer in its organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such task, or not visible */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

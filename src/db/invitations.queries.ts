@@ -46,6 +46,11 @@ function flatten(row: DetailsRow): InvitationDetails {
   return { ...row.invitation, taskTitle, organizationName: row.organizationName, inviterEmail: row.inviterEmail };
 }
 
+/** The invitations `where` names, with their details (the reviewer's views). */
+export async function withInvitationDetails(db: Database, where: SQL | undefined): Promise<InvitationDetails[]> {
+  return (await withDetails(db).where(where).all()).map(flatten);
+}
+
 export async function findInvitation(db: Database, id: string): Promise<InvitationDetails | undefined> {
   const row = await withDetails(db).where(eq(invitations.id, id)).get();
   return row && flatten(row);

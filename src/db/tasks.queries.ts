@@ -4,7 +4,7 @@ import { taskAudience, type TaskAudience, type TaskStatus } from "../domain/task
 import { staffOrganization } from "./accounts.queries";
 import type { Database } from "./client";
 import { rowValues } from "./rows";
-import { memberships, taskAssignments, tasks } from "./schema";
+import { memberships, organizations, taskAssignments, tasks } from "./schema";
 
 export type TaskRow = typeof tasks.$inferSelect;
 export type NewTask = typeof tasks.$inferInsert;
@@ -26,6 +26,12 @@ function audienceOf(viewer: Viewer, task: TaskRow, membership: MembershipSource 
   });
 }
 
+/** A task as one viewer reads it: with its organization's name, and when it was assigned to the viewer (null: not assigned). */
+export interface TaskReading {
+  organizationName: string;
+  assignedAt: string | null;
+}
+
 /**
  * The one visibility check on a task: the task and how the viewer sees it ("staff" sees
  * everything, "candidate" the candidate view), or undefined when the viewer may not see it
@@ -35,17 +41,18 @@ export async function findVisibleTask(
   db: Database,
   viewer: Viewer,
   taskId: string,
-): Promise<{ task: TaskRow; audience: Exclude<TaskAudience, "none"> } | undefined> {
+): Promise<({ task: TaskRow; audience: Exclude<TaskAudience, "none"> } & TaskReading) | undefined> {
   const row = await db
-    .select({ task: tasks, membership: memberships.source, assignedAt: taskAssignments.assignedAt })
+    .select({ task: tasks, membership: memberships.source, assignedAt: taskAssignments.assignedAt, organizationName: organizations.name })
     .from(tasks)
+    .innerJoin(organizations, eq(organizations.id, tasks.organizationId))
     .leftJoin(memberships, viewerMembership(viewer))
     .leftJoin(taskAssignments, viewerAssignment(viewer))
     .where(eq(tasks.id, taskId))
     .get();
   if (!row) return undefined;
   const audience = audienceOf(viewer, row.task, row.membership, row.assignedAt !== null);
-  return audience === "none" ? undefined : { task: row.task, audience };
+  return audience === "none" ? undefined : { task: row.task, audience, organizationName: row.organizationName, assignedAt: row.assignedAt };
 }
 
 export async function findTask(db: Database, taskId: string): Promise<TaskRow | undefined> {
@@ -97,25 +104,35 @@ export async function countTasks(db: Database, viewer: Viewer, where: SQL | unde
   return row?.n ?? 0;
 }
 
-/** A page of tasks, newest first, each with how the viewer sees it. */
+/**
+ * A page of tasks: those assigned to the viewer first, newest assignment first, then the others newest
+ * first; each with how the viewer sees it, its organization's name and the viewer's assignment.
+ */
 export async function taskPage(
   db: Database,
   viewer: Viewer,
   where: SQL | undefined,
   limit: number,
   offset: number,
-): Promise<{ task: TaskRow; audience: TaskAudience }[]> {
+): Promise<({ task: TaskRow; audience: TaskAudience } & TaskReading)[]> {
   const rows = await db
-    .select({ task: tasks, membership: memberships.source, assigned: taskAssignments.userId })
+    .select({ task: tasks, membership: memberships.source, assigned: taskAssignments.userId, assignedAt: taskAssignments.assignedAt, organizationName: organizations.name })
     .from(tasks)
+    .innerJoin(organizations, eq(organizations.id, tasks.organizationId))
     .leftJoin(memberships, viewerMembership(viewer))
     .leftJoin(taskAssignments, viewerAssignment(viewer))
     .where(where)
-    .orderBy(desc(tasks.createdAt), desc(tasks.id))
+    // The viewer's own tasks first, so a candidate's invitations are never pushed off the first page by public tasks.
+    .orderBy(sql`${taskAssignments.userId} IS NULL`, desc(taskAssignments.assignedAt), desc(tasks.createdAt), desc(tasks.id))
     .limit(limit)
     .offset(offset)
     .all();
-  return rows.map(({ task, membership, assigned }) => ({ task, audience: audienceOf(viewer, task, membership, assigned !== null) }));
+  return rows.map(({ task, membership, assigned, assignedAt, organizationName }) => ({
+    task,
+    audience: audienceOf(viewer, task, membership, assigned !== null),
+    organizationName,
+    assignedAt: assigned !== null ? assignedAt : null,
+  }));
 }
 
 /** Every caller says whether the task is published: a draft (null) is invisible as a task until then. */

@@ -2,14 +2,24 @@
  * Live code executions (docs/api.md, "Live code execution"): one candidate program run
  * interactively in the sandbox, its stdin and output carried over WebSockets by the
  * execution's ExecutionDO. This file holds the limits, the states and both socket protocols
- * (client ⇄ object, runner ⇄ object) as pure functions of the object's state.
+ * (client ⇄ object, runner ⇄ object) as pure functions of the object's state; the messages
+ * themselves are protocol/'s (socket-messages.ts with the clients, execution-messages.ts with the runner).
  */
-import { z } from "zod";
 import { EXECUTION_LANGUAGES, type ReceivedRunnerMessage as RunnerMessage, type RunnerCommand, runnerMessageSchema } from "../../protocol/execution-messages";
+import {
+  EXECUTION_EXIT_STATUSES,
+  EXECUTION_STATUSES,
+  EXIT_CAUSES,
+  executionClientMessageSchema,
+  type ExecutionExit,
+  type ExecutionServerMessage,
+  type WATCHER_ROLES,
+} from "../../protocol/socket-messages";
 import type { Refusal } from "./outcome";
 import { newId } from "../lib/ids";
 
-export { EXECUTION_LANGUAGES };
+export { EXECUTION_LANGUAGES, EXECUTION_STATUSES, EXIT_CAUSES };
+export type { ExecutionExit };
 export type ExecutionLanguage = (typeof EXECUTION_LANGUAGES)[number];
 
 /** The file endings of each language's programs; the runner runs `node <file>` or `python3 <file>`. */
@@ -50,36 +60,19 @@ export const EXECUTION_LIMITS = {
   ticketSeconds: 60,
 } as const;
 
-/**
- * starting (the runner has not dialed in) → queued (it has, and waits for a sandbox) →
- * running → exited | killed | timed_out | error. The last four are final.
- */
-export const EXECUTION_STATUSES = ["starting", "queued", "running", "exited", "killed", "timed_out", "error"] as const;
+/** starting → queued → running → exited | killed | timed_out | error (protocol/socket-messages.ts); the last four are final. */
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
-const FINAL_EXECUTION_STATUSES = ["exited", "killed", "timed_out", "error"] as const;
-export type FinalExecutionStatus = (typeof FINAL_EXECUTION_STATUSES)[number];
+export type FinalExecutionStatus = (typeof EXECUTION_EXIT_STATUSES)[number];
 export const isFinalExecutionStatus = (s: ExecutionStatus): s is FinalExecutionStatus =>
-  (FINAL_EXECUTION_STATUSES as readonly string[]).includes(s);
+  (EXECUTION_EXIT_STATUSES as readonly string[]).includes(s);
 
-export const EXIT_CAUSES = ["terminated", "output_limit", "wall", "cpu", "memory", "workspace", "runner_lost", "runner_missing"] as const;
 export type ExitCause = (typeof EXIT_CAUSES)[number];
 
 export const newExecutionId = () => newId("exe");
 export const EXECUTION_ID_PATTERN = /^exe_[0-9a-f]{32}$/;
 
 /** Who watches a socket: the execution's owner may type; staff of its organization only read. */
-export type WatcherRole = "owner" | "staff";
-
-export interface ExecutionExit {
-  status: FinalExecutionStatus;
-  cause: ExitCause | null;
-  code: number | null;
-  signal: string | null;
-  truncated: boolean;
-  /** Why it ended in error, or how the object ended it; null when the program ended by itself. */
-  detail: string | null;
-  timings: { setup_ms: number | null; run_ms: number | null; total_ms: number };
-}
+export type WatcherRole = (typeof WATCHER_ROLES)[number];
 
 /** What the owner may run: `node <file>` or `python3 <file>`, the file's ending matching the language. */
 export function commandProblem(language: ExecutionLanguage, file: string): string | undefined {
@@ -112,30 +105,15 @@ export function executionRunnerLimits(timeoutSeconds: number) {
   };
 }
 
-// ---- client ⇄ object ------------------------------------------------------------------
+// ---- client ⇄ object (the messages: protocol/socket-messages.ts) ------------------------------
 
-const ClientMessageSchema = z.discriminatedUnion("type", [
-  z
-    .strictObject({
-      type: z.literal("stdin"),
-      data: z.string().optional().describe("Text for the program's stdin, UTF-8; at most 64 KiB per message"),
-      eof: z.boolean().optional().describe("true closes the program's stdin after `data`"),
-    })
-    .refine((m) => m.data !== undefined || m.eof === true, "a stdin message needs data, eof: true, or both"),
-  z.strictObject({ type: z.literal("terminate") }),
-]);
-
-export type ServerMessage =
-  | { type: "hello"; execution_id: string; status: ExecutionStatus; role: WatcherRole; next_seq: number; replay_from: number }
-  | { type: "status"; status: "queued" | "running" }
-  | { type: "stdout" | "stderr"; seq: number; data: string }
-  | ({ type: "exit" } & ExecutionExit)
-  | { type: "error"; detail: string };
+/** What the object sends a client; the pong is the runtime's auto-response, never the object's. */
+export type ServerMessage = Exclude<ExecutionServerMessage, { type: "pong" }>;
 
 /** What the object does with a client's text frame: send the runner something, answer an error, or nothing. */
 export type ClientEffect = { kind: "runner"; messages: RunnerCommand[] } | { kind: "error"; detail: string };
 
-const describeIssues = (error: z.ZodError) =>
+const describeIssues = (error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }) =>
   error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 
 /** The one interpretation of a client's frame, given who sent it and where the execution is. */
@@ -147,7 +125,7 @@ export function clientEffect(raw: string | ArrayBuffer, role: WatcherRole, statu
   } catch {
     return { kind: "error", detail: "The message is not JSON" };
   }
-  const parsed = ClientMessageSchema.safeParse(json);
+  const parsed = executionClientMessageSchema.safeParse(json);
   if (!parsed.success) {
     const type = typeof json === "object" && json !== null && "type" in json ? (json as { type: unknown }).type : undefined;
     if (type !== "stdin" && type !== "terminate") {

@@ -1,3 +1,4 @@
+import { FILE_PATH_MAX_BYTES, filePathProblem, type FilePathProblem } from "../../protocol/assessment-rules";
 import type { Refusal } from "./outcome";
 
 /**
@@ -15,7 +16,7 @@ export const OVERLAY_LIMITS = {
   /** Decoded bytes of all files together. */
   totalBytes: 10 * 1024 * 1024,
   /** UTF-8 bytes of a path. */
-  pathBytes: 1024,
+  pathBytes: FILE_PATH_MAX_BYTES,
 } as const;
 
 /** A whole overlay in one PATCH, base64 (4/3) and JSON around it. */
@@ -33,28 +34,27 @@ export interface OverlayEntry {
   updated_at: string;
 }
 
+/** The API's words for each problem of a path (the web app has its own for the same rule). */
+const PATH_PROBLEM_WORDS: Record<FilePathProblem, string> = {
+  empty: "a path is not empty",
+  too_long: `a path is at most ${FILE_PATH_MAX_BYTES} bytes`,
+  control_character: "a path has no NUL or other control characters",
+  backslash: "a path separates directories with '/', not '\\'",
+  absolute: "a path is relative to the repository root, without a leading '/'",
+  empty_segment: "a path has no empty segments ('//' or a trailing '/')",
+  dot_dot_segment: "a path has no '..' segments",
+  dot_segment: "a path has no '.' segments",
+  git_directory: "a path is not inside a .git directory",
+};
+
 /**
- * Why `path` cannot name a file of the repository, or undefined. A path is relative, in
- * normal form (segments joined by single `/`, no `.` or `..` segments), without control
- * characters or backslashes (which some sandboxes and clients read as separators), and not
- * inside any `.git` directory (in any letter case, as case-insensitive file systems see it).
+ * Why `path` cannot name a file of the repository, or undefined: the rule of
+ * protocol/assessment-rules.ts (`filePathProblem`: relative, normal form, no control characters
+ * or backslashes, at most 1024 bytes, not inside a `.git` directory), in the API's words.
  */
 export function overlayPathProblem(path: string): string | undefined {
-  if (path.length === 0) return "a path is not empty";
-  if (new TextEncoder().encode(path).byteLength > OVERLAY_LIMITS.pathBytes) {
-    return `a path is at most ${OVERLAY_LIMITS.pathBytes} bytes`;
-  }
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(path)) return "a path has no NUL or other control characters";
-  if (path.includes("\\")) return "a path separates directories with '/', not '\\'";
-  if (path.startsWith("/")) return "a path is relative to the repository root, without a leading '/'";
-  for (const segment of path.split("/")) {
-    if (segment === "") return "a path has no empty segments ('//' or a trailing '/')";
-    if (segment === "..") return "a path has no '..' segments";
-    if (segment === ".") return "a path has no '.' segments";
-    if (segment.toLowerCase() === ".git") return "a path is not inside a .git directory";
-  }
-  return undefined;
+  const problem = filePathProblem(path);
+  return problem && PATH_PROBLEM_WORDS[problem];
 }
 
 /** One entry of a PATCH, sized before it is applied. */

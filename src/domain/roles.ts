@@ -1,6 +1,8 @@
-/** The roles carried in session tokens, lowest first. */
-export const ROLES = ["candidate", "interviewer", "orgadmin", "admin"] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from "../../protocol/assessment-rules";
+
+/** The roles carried in session tokens, lowest first (protocol/assessment-rules.ts: the web app reads them too). */
+export { ROLES };
+export type { Role };
 
 export function roleRank(role: Role): number {
   return ROLES.indexOf(role);

@@ -3,12 +3,14 @@
  * 0–100 with the evidence it came from, and their weighted mean. Pure: the scoring pipeline
  * gathers the inputs (the hidden-test run, the coverage and lint run, the attempt's activity).
  */
+import { SUBSCORES, type SubscoreName } from "../../protocol/assessment-rules";
 import { testFileOf, testId, type TestResult } from "./test-outcomes";
 
 export const RUBRIC_VERSION = "assay-rubric-4";
 
-export const SUBSCORES = ["correctness", "code_quality", "test_coverage", "behavior", "communication"] as const;
-export type SubscoreName = (typeof SUBSCORES)[number];
+/** The five subscores, in the rubric's order (protocol/assessment-rules.ts: the web app shows them in it). */
+export { SUBSCORES };
+export type { SubscoreName };
 
 /** The weights of the overall score; they add up to 1. */
 export const WEIGHTS: Record<SubscoreName, number> = {

@@ -24,6 +24,7 @@ import {
   newInviteToken,
   normalizeEmail,
 } from "../domain/invitations";
+import { notificationNames } from "../db/review.queries";
 import { notificationsFor } from "../domain/notifications";
 import { accept, refuse, type Outcome } from "../domain/outcome";
 import type { Listing } from "../domain/pagination";
@@ -212,7 +213,18 @@ export async function acceptInvitation(
   const accepted = await current(db, inv.id);
   if (!accepted.ok) return accepted;
   const { id, taskId, organizationId, invitedBy, usedAt } = accepted.value;
-  const payload = { invitation_id: id, task_id: taskId, organization_id: organizationId, candidate_id: acceptor.userId };
-  exec.waitUntil(notify(env, notificationsFor([invitedBy], "invitation.accepted", payload, id)));
+  const told = async () => {
+    const names = await notificationNames(db, taskId, null);
+    const payload = {
+      invitation_id: id,
+      task_id: taskId,
+      organization_id: organizationId,
+      candidate_id: acceptor.userId,
+      task_title: names.staffTitle,
+      candidate_email: acceptor.email,
+    };
+    await notify(env, notificationsFor([invitedBy], "invitation.accepted", payload, id));
+  };
+  exec.waitUntil(told());
   return accept({ ...accepted.value, usedAt: usedAt ?? now.toISOString() });
 }

@@ -1,5 +1,5 @@
 import { database } from "../db/client";
-import { archiveTask as markArchived, countTasks, editTask, listableTasks, taskPage, type TaskEdit, type TaskFilter, type TaskRow } from "../db/tasks.queries";
+import { archiveTask as markArchived, countTasks, editTask, listableTasks, taskPage, type TaskEdit, type TaskFilter, type TaskReading, type TaskRow } from "../db/tasks.queries";
 import { findDraft, publishDraft } from "../db/task-drafts.queries";
 import type { Listing } from "../domain/pagination";
 import { accept, refuse, type Outcome } from "../domain/outcome";
@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import { enterpriseHosts } from "../services/repohost/hosts";
 import { retryImport } from "./task-import/import-retry.flow";
 
-export type { TaskRow } from "../db/tasks.queries";
+export type { TaskReading, TaskRow } from "../db/tasks.queries";
 
 /** A pull request URL read against the hosts this service imports from (github.com and the configured Enterprise ones). */
 export function readPullRequestUrl(env: Env, url: string): ParseResult<PullRequestRef> {
@@ -24,8 +24,8 @@ export function readIssueUrl(env: Env, url: string): ParseResult<PullRequestRef>
   return parseIssueUrl(url, enterpriseHosts(env));
 }
 
-/** Tasks the viewer may list, each with how the viewer sees it. */
-export function taskListing(env: Env, viewer: Viewer, filter: TaskFilter): Listing<{ task: TaskRow; audience: TaskAudience }> {
+/** Tasks the viewer may list, each with how the viewer sees it, its organization's name and the viewer's assignment. */
+export function taskListing(env: Env, viewer: Viewer, filter: TaskFilter): Listing<{ task: TaskRow; audience: TaskAudience } & TaskReading> {
   const db = database(env.DB);
   const where = listableTasks(viewer, filter);
   return {

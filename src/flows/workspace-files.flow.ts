@@ -52,6 +52,23 @@ export async function workspaceFiles(env: Env, attempt: { id: string; taskId: st
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+/**
+ * The snapshot's bytes of `paths` (those it has), read in one pass over the archive, within
+ * `maxBytes` together; undefined when the snapshot is not stored or they are larger.
+ */
+export async function snapshotContents(env: Env, taskId: string, paths: readonly string[], maxBytes: number): Promise<Map<string, Uint8Array> | undefined> {
+  const wanted = new Set(paths);
+  if (wanted.size === 0) return new Map();
+  const snapshot = await artifactStorage(env).get(taskKeys(taskId).snapshot);
+  if (!snapshot) return undefined;
+  try {
+    return await readTarFiles(unzipped(snapshot.body), wanted, { ...SNAPSHOT_ARCHIVE, maxFileBytes: maxBytes });
+  } catch (e) {
+    if (e instanceof TarLimitError) return undefined;
+    throw e;
+  }
+}
+
 /** One file of the attempt as its candidate has it now: the overlay's content, else the snapshot's. */
 export async function workspaceFile(
   env: Env,

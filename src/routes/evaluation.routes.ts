@@ -1,14 +1,17 @@
 import { z } from "zod";
 import { decodeCursor, SAVE_HISTORY_LIMITS } from "../domain/evaluation";
 import { RUN_STATUSES } from "../domain/runs";
+import { REVIEW_DIFF_LIMITS } from "../domain/review-diff";
 import { TELEMETRY_EVENT_KINDS } from "../domain/telemetry";
 import { savedFile, saveHistory, scoreEvidence, submissionDiff, timelinePage } from "../flows/evaluation.flow";
+import { attemptReview, reviewDiff } from "../flows/review.flow";
 import type { Caller } from "../http/auth";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
 import { unwrap } from "../http/unwrap";
 import { pageEnvelope, paginate, paginationQuery } from "../http/paging";
 import { visibleAttempt } from "../http/visibility";
+import { AttemptSchema } from "./attempts.routes";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
 import { ChatMessageSchema, ScoreReportSchema } from "./schemas";
 import type { RouteTable } from "./table";
@@ -101,6 +104,12 @@ const TimelineQuery = z.object({
     .describe("next_cursor of the page before; none for the first page"),
   limit: z.coerce.number().int().min(1).max(100).default(50).describe("Events per page (default 50, maximum 100)"),
 });
+
+const ScoreEvidenceSchema = ScoreReportSchema.extend({
+  hidden_tests: z
+    .object({ fail_to_pass: z.array(z.string()), pass_to_pass: z.array(z.string()) })
+    .describe("The task's hidden tests by id; `evidence.correctness` names those that failed"),
+}).meta({ id: "ScoreEvidence" });
 
 const forbiddenForCandidate = jsonResponse("The attempt's own candidate, or not interviewer or higher in its organization", ErrorSchema);
 
@@ -205,11 +214,7 @@ export class GetScoreEvidence extends SessionEndpoint {
     responses: {
       "200": jsonResponse(
         "The report with its evidence",
-        ScoreReportSchema.extend({
-          hidden_tests: z
-            .object({ fail_to_pass: z.array(z.string()), pass_to_pass: z.array(z.string()) })
-            .describe("The task's hidden tests by id; `evidence.correctness` names those that failed"),
-        }).meta({ id: "ScoreEvidence" }),
+        ScoreEvidenceSchema,
       ),
       "403": forbiddenForCandidate,
       "404": attemptNotFound,
@@ -221,6 +226,104 @@ export class GetScoreEvidence extends SessionEndpoint {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
     return unwrap(await scoreEvidence(env, attempt));
+  }
+}
+
+const AttemptReviewSchema = z
+  .object({
+    attempt: AttemptSchema.describe("As GET /attempts/{attempt_id} gives it, with `scoring`"),
+    task: z
+      .object({ task_id: z.string(), title: z.string().describe("The staff's name for the task, as GET /tasks/{task_id} gives it"), organization_id: z.string() })
+      .describe("The attempt's task"),
+    candidate: z
+      .object({
+        id: z.string().describe("The candidate's user id"),
+        email: z.string().nullable().describe("The address the API knows the candidate by (from their sign-in); the API keeps no other name"),
+      })
+      .describe("Who made the attempt"),
+    report: ScoreEvidenceSchema.nullable().describe("The report in force as GET .../evaluation/evidence gives it; null while there is none"),
+    report_missing: z.string().nullable().describe("Why there is no report yet (not submitted, scoring, scoring failed), in the words of that endpoint's 409"),
+  })
+  .meta({ id: "AttemptReview" });
+
+const ReviewDiffFileSchema = z
+  .object({
+    path: z.string(),
+    status: z.enum(["added", "modified", "deleted", "unchanged"]).describe("Against the task's version (its snapshot at the base commit)"),
+    content: z
+      .enum(["text", "binary", "too_large", "omitted", "base_unavailable"])
+      .describe(
+        `text: \`base\` and \`submitted\` hold the file's two versions; binary: one is not UTF-8 text; too_large: one is over ` +
+          `${REVIEW_DIFF_LIMITS.fileBytes} bytes; omitted: the answer already holds ${REVIEW_DIFF_LIMITS.totalBytes} bytes of text; ` +
+          "base_unavailable: the task's version could not be read. The versions are at GET .../files/content and GET .../evaluation/saves then.",
+      ),
+    base: z.string().nullable().describe("The task's version; null when the file is added, or its text is not given"),
+    submitted: z.string().nullable().describe("The submitted version; null when the file is deleted, or its text is not given"),
+    base_bytes: int.nullable(),
+    submitted_bytes: int.nullable(),
+    kept_at_task_version: z
+      .boolean()
+      .describe("The hidden-test run kept the task's version of this file (a test file, a hidden test, a harness file: configuration, manifests, setup): this change does not count"),
+  })
+  .meta({ id: "ReviewDiffFile" });
+
+export class GetAttemptReview extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["evaluation"],
+    summary: "The staff's score report page in one request: the attempt, its task and candidate by name, the report in force",
+    description:
+      "Interviewers and above in the attempt's organization. What GET /attempts/{attempt_id}, the task's title, the " +
+      "candidate's address and GET .../evaluation/evidence give, together; `report` is null (with `report_missing` saying " +
+      "why) until scoring has finished. The submission's diff is at GET .../evaluation/review/diff.",
+    request: { params: AttemptIdParam },
+    responses: {
+      "200": jsonResponse("The attempt for its reviewer", AttemptReviewSchema),
+      "403": forbiddenForCandidate,
+      "404": attemptNotFound,
+    },
+  };
+
+  async run({ env, db, caller }: SessionContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
+    return attemptReview(env, attempt);
+  }
+}
+
+export class GetReviewDiff extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["evaluation"],
+    summary: "The submission's diff against the task's version, file by file, with the files the hidden-test run kept",
+    description:
+      "Interviewers and above in the attempt's organization. Every file the submission's changes overlay upserts or " +
+      "deletes, sorted by path, with the task's version and the submitted one as text (within " +
+      `${REVIEW_DIFF_LIMITS.fileBytes} bytes a file and ${REVIEW_DIFF_LIMITS.totalBytes} bytes an answer), for a ` +
+      "unified or side-by-side diff. `kept_at_task_version` marks the files the hidden-test run left at the task's " +
+      "version: their changes do not count. The finished report in force says which those were (`kept_from: report`); " +
+      "before one, the scoring rules the Worker applies do (`kept_from: rules`; the runner may keep more harness files).",
+    request: { params: AttemptIdParam },
+    responses: {
+      "200": jsonResponse(
+        "The diff",
+        z.object({
+          attempt_id: z.string(),
+          submitted_at: z.string(),
+          kept_from: z.enum(["report", "rules"]),
+          files: z.array(ReviewDiffFileSchema),
+        }),
+      ),
+      "403": forbiddenForCandidate,
+      "404": attemptNotFound,
+      "409": jsonResponse("The attempt is not submitted yet", ErrorSchema),
+    },
+  };
+
+  async run({ env, db, caller }: SessionContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const attempt = await evaluatedAttempt(db, caller, params.attempt_id);
+    return unwrap(await reviewDiff(env, attempt));
   }
 }
 
@@ -292,6 +395,8 @@ export const evaluationRoutes: RouteTable = [
   ["GET", "/attempts/:attempt_id/evaluation/timeline", GetTimeline],
   ["GET", "/attempts/:attempt_id/evaluation/diff", GetSubmissionDiff],
   ["GET", "/attempts/:attempt_id/evaluation/evidence", GetScoreEvidence],
+  ["GET", "/attempts/:attempt_id/evaluation/review", GetAttemptReview],
+  ["GET", "/attempts/:attempt_id/evaluation/review/diff", GetReviewDiff],
   ["GET", "/attempts/:attempt_id/evaluation/saves", ListSaves],
   ["GET", "/attempts/:attempt_id/evaluation/saves/:save/content", GetSavedFile],
 ];

@@ -28,7 +28,7 @@ import type { RouteTable } from "./table";
 const Id = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "letters, digits, '_' and '-' only");
 const InviteIdParam = z.object({ invite_id: Id });
 
-const InvitationSchema = z
+export const InvitationSchema = z
   .object({
     invite_id: z.string(),
     organization_id: z.string(),
@@ -66,7 +66,7 @@ const AcceptedInvitationSchema = z
   })
   .meta({ id: "AcceptedInvitation" });
 
-function invitationView(inv: InvitationDetails, now: Date): z.infer<typeof InvitationSchema> {
+export function invitationView(inv: InvitationDetails, now: Date): z.infer<typeof InvitationSchema> {
   return {
     invite_id: inv.id,
     organization_id: inv.organizationId,

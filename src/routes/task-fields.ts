@@ -3,7 +3,7 @@ import { TEST_FRAMEWORKS } from "../domain/runner-jobs";
 import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
 import { TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
 import { NO_SETTINGS } from "../domain/task-settings";
-import type { TaskFieldsEdit, TaskRow } from "../flows/tasks.flow";
+import type { TaskFieldsEdit, TaskReading, TaskRow } from "../flows/tasks.flow";
 import { RepoPath } from "./params";
 
 /** Fields that tasks, drafts and templates share, in request and response bodies, and the task itself. */
@@ -130,6 +130,18 @@ export const TaskSchema = z
     updated_at: z.string(),
     ready_at: z.string().nullable(),
     archived_at: z.string().nullable(),
+    organization_name: z
+      .string()
+      .optional()
+      .describe("The name of the task's organization; in the answers of GET /tasks and GET /tasks/{task_id}, for candidates as for staff"),
+    assigned_at: z
+      .string()
+      .nullable()
+      .optional()
+      .describe(
+        "When the task was assigned to the caller, by an invitation they accepted; null when it is not assigned to them " +
+          "(a public task, or staff's view of their organization's task). In the answers of GET /tasks and GET /tasks/{task_id}",
+      ),
     title: z.string().optional().describe("Staff only: the organization's name for the task (at import, the issue's or pull request's title)"),
     origin: z
       .enum(TASK_ORIGINS)
@@ -178,9 +190,10 @@ export const TaskSchema = z
 /**
  * A task as its audience may see it. Candidates get an allow-list: the statement and how the
  * task runs, never the pull request, the staff's own title and notes, the hidden tests or
- * anything else that leads to the solution.
+ * anything else that leads to the solution. `reading` (the reads: GET /tasks, GET
+ * /tasks/{task_id}) adds the organization's name and the caller's assignment.
  */
-export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">): z.infer<typeof TaskSchema> {
+export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">, reading?: TaskReading): z.infer<typeof TaskSchema> {
   const view: z.infer<typeof TaskSchema> = {
     task_id: task.id,
     organization_id: task.organizationId,
@@ -197,6 +210,7 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">)
     updated_at: task.updatedAt,
     ready_at: task.readyAt,
     archived_at: task.archivedAt,
+    ...(reading && { organization_name: reading.organizationName, assigned_at: reading.assignedAt }),
   };
   if (audience !== "staff") return view;
   return {

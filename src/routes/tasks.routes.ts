@@ -3,12 +3,15 @@ import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_STATUSES, TASK_
 import { mergeSettings } from "../domain/task-settings";
 import { importLogs } from "../flows/task-import/import-logs.flow";
 import { startImport } from "../flows/task-import/import-start.flow";
+import { taskCandidateListing } from "../flows/review.flow";
 import { archiveTask, editTaskFields, publishTaskDraft, readPullRequestUrl, retryTask, taskListing, type TaskRow } from "../flows/tasks.flow";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, HttpError, json } from "../http/errors";
 import { unwrap } from "../http/unwrap";
 import { pageEnvelope, paginate, paginationQuery } from "../http/paging";
 import { visibleDraft, visibleTask } from "../http/visibility";
+import { AttemptSchema } from "./attempts.routes";
+import { InvitationSchema, invitationView } from "./invitations.routes";
 import { OrgIdParam, TaskIdParam, UrlTtl } from "./params";
 import {
   AiAssistance,
@@ -76,7 +79,8 @@ export class ListTasks extends SessionEndpoint {
     summary: "Tasks the caller can see",
     description:
       "Interviewers and above see their organizations' tasks; candidates see tasks assigned to them and READY public " +
-      "tasks (never archived ones). Newest first.",
+      "tasks (never archived ones). The tasks assigned to the caller (their accepted invitations: `assigned_at` set) " +
+      "come first, newest assignment first, then the others, newest first. Each has its organization's name.",
     request: {
       query: paginationQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
         tag: Tag.optional().describe("Only tasks with this tag"),
@@ -97,7 +101,7 @@ export class ListTasks extends SessionEndpoint {
       tag: query.tag,
     });
     return paginate(query, tasks.count, async (limit, offset) =>
-      (await tasks.page(limit, offset)).map(({ task, audience }) => taskView(task, audience === "staff" ? "staff" : "candidate")),
+      (await tasks.page(limit, offset)).map(({ task, audience, ...reading }) => taskView(task, audience === "staff" ? "staff" : "candidate", reading)),
     );
   }
 }
@@ -116,8 +120,8 @@ export class GetTask extends SessionEndpoint {
 
   async run({ db, caller }: SessionContext) {
     const { params } = await this.getValidatedData<typeof this.schema>();
-    const { task, audience } = await visibleTask(db, caller, params.task_id);
-    return taskView(task, audience);
+    const { task, audience, ...reading } = await visibleTask(db, caller, params.task_id);
+    return taskView(task, audience, reading);
   }
 }
 
@@ -274,6 +278,55 @@ const TaskLogsSchema = z
   })
   .meta({ id: "TaskLogs" });
 
+const TaskCandidateSchema = z
+  .object({
+    candidate: z
+      .object({
+        id: z.string().nullable().describe("The candidate's user id; null for one invited who has not accepted"),
+        email: z.string().nullable().describe("The address the API knows them by: their sign-in's, else the invitation's"),
+      })
+      .describe("Who; the API keeps no other name than the e-mail address"),
+    invitation: InvitationSchema.nullable().describe("Their newest invitation to the task, as GET /invites gives it; null when they came without one"),
+    attempt: AttemptSchema.nullable().describe("Their newest attempt on the task, as GET /attempts gives it; null before they start one"),
+    attempts: z.number().int().describe("Their attempts on the task (more than one after a retake)"),
+    score: z
+      .object({
+        status: z.enum(["not_submitted", "scoring", "scored", "failed"]).describe("How scoring of the newest attempt stands"),
+        score_id: z.string().nullable().describe("The report in force"),
+        overall_score: z.number().nullable().describe("Its overall score, 0–100; null until one is scored"),
+      })
+      .describe("The newest attempt's score"),
+  })
+  .meta({ id: "TaskCandidate" });
+
+export class ListTaskCandidates extends SessionEndpoint {
+  protected readonly role = "interviewer";
+  schema = {
+    tags: ["tasks"],
+    summary: "A task's candidates with their invitation, attempt status and score, in one list",
+    description:
+      "Interviewer or higher in the task's organization. One item per candidate: everyone invited to the task (an " +
+      "invitation a newer one replaced is left out) and everyone with an attempt on it, newest activity first, each " +
+      "with their newest invitation, their newest attempt and its score, so a task's page needs no request per row.",
+    request: { params: TaskIdParam, query: paginationQuery({ defaultLimit: 20, maxLimit: 100 }) },
+    responses: {
+      "200": jsonResponse("A page of the task's candidates", pageEnvelope(TaskCandidateSchema)),
+      "403": jsonResponse("A candidate of the task, or below interviewer in its organization", ErrorSchema),
+      "404": jsonResponse("No such task, or not visible", ErrorSchema),
+    },
+  };
+
+  async run(ctx: SessionContext) {
+    const { params, query } = await this.getValidatedData<typeof this.schema>();
+    const task = await taskForStaff(ctx, params.task_id);
+    const listing = taskCandidateListing(ctx.env, task.id);
+    const now = new Date();
+    return paginate(query, listing.count, async (limit, offset) =>
+      (await listing.page(limit, offset)).map((c) => ({ ...c, invitation: c.invitation && invitationView(c.invitation, now) })),
+    );
+  }
+}
+
 export const taskRoutes: RouteTable = [
   ["POST", "/tasks", PublishDraft],
   ["POST", "/tasks/import-pr", ImportPullRequest],
@@ -283,4 +336,5 @@ export const taskRoutes: RouteTable = [
   ["POST", "/tasks/:task_id/archive", ArchiveTask],
   ["POST", "/tasks/:task_id/retry", RetryTask],
   ["GET", "/tasks/:task_id/logs", TaskLogs],
+  ["GET", "/tasks/:task_id/candidates", ListTaskCandidates],
 ];

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { AssayClient, type ScoreReport, type Task } from "../../scripts/lib/api-client";
+import { type AssayClient, type CandidateScoreReport, candidateReport, createAttempt, importTask, save, type ScoreReport, staffReport, start, submit, type Task, userClient } from "../../scripts/lib/api-steps";
 import { devToken } from "../support/node/http-client";
 
 // Dishonest candidates against the real stack (npm start: API, queues, runner with bubblewrap).
@@ -18,27 +18,27 @@ let staff: AssayClient;
 let candidates = 0;
 
 beforeAll(async () => {
-  staff = new AssayClient(inject("apiUrl"), await devToken({ sub: "e2e-cheating-staff", role: "interviewer", org: ORG }));
+  staff = userClient(inject("apiUrl"), await devToken({ sub: "e2e-cheating-staff", role: "interviewer", org: ORG }));
   [slugTask, pyTask] = await Promise.all([
-    staff.importTask(`${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, ORG, "PUBLIC"),
-    staff.importTask(`${inject("repohostUrl")}/assay-demo/textstats-py/pull/1`, ORG, "PUBLIC"),
+    importTask(staff, `${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, ORG, "PUBLIC"),
+    importTask(staff, `${inject("repohostUrl")}/assay-demo/textstats-py/pull/1`, ORG, "PUBLIC"),
   ]);
 }, 240_000);
 
 /** Submits `files` as a new candidate's attempt; the report as the candidate sees it and as staff see it. */
-async function cheat(task: Task, files: Record<string, string>): Promise<{ own: ScoreReport; staffView: ScoreReport }> {
-  const client = new AssayClient(inject("apiUrl"), await devToken({ sub: `e2e-cheater-${process.pid}-${++candidates}`, role: "candidate" }));
-  const attempt = await client.createAttempt(task.task_id);
-  await client.start(attempt.id);
-  await client.save(attempt.id, files);
-  await client.submit(attempt.id, { tests_passed: 11, tests_total: 11, coverage: 1, explanation: "All tests pass." });
-  const own = await client.scoreReport(attempt.id);
-  return { own, staffView: await staff.scoreReport(attempt.id) };
+async function cheat(task: Task, files: Record<string, string>): Promise<{ own: CandidateScoreReport; staffView: ScoreReport }> {
+  const client = userClient(inject("apiUrl"), await devToken({ sub: `e2e-cheater-${process.pid}-${++candidates}`, role: "candidate" }));
+  const attempt = await createAttempt(client, task.task_id);
+  await start(client, attempt.id);
+  await save(client, attempt.id, files);
+  await submit(client, attempt.id, { tests_passed: 11, tests_total: 11, coverage: 1, explanation: "All tests pass." });
+  const own = await candidateReport(client, attempt.id);
+  return { own, staffView: await staffReport(staff, attempt.id) };
 }
 
 const correctnessOf = (report: ScoreReport) => report.evidence.correctness as Record<string, unknown>;
 
-function expectTampered(result: { own: ScoreReport; staffView: ScoreReport }, reason: RegExp): void {
+function expectTampered(result: { own: CandidateScoreReport; staffView: ScoreReport }, reason: RegExp): void {
   expect(result.own.subscores.correctness).toBe(0);
   expect(correctnessOf(result.staffView)).toMatchObject({ tampered: true, reason: expect.stringMatching(reason) });
   expect(result.staffView.flags.join(" ")).toMatch(/tampered with/);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { AssayClient, type Task } from "../../scripts/lib/api-client";
+import { createAttempt, importTask, ok, type Task, userClient } from "../../scripts/lib/api-steps";
 import { mustOpenLive, upgradeAnswer, type LiveSocket } from "../../scripts/lib/live-socket";
 import { api, devToken, freshIp } from "../support/node/http-client";
 
@@ -111,19 +111,23 @@ time.sleep(600)
   describe("in an attempt's workspace", () => {
     let task: Task;
     beforeAll(async () => {
-      const staff = new AssayClient(inject("apiUrl"), await devToken({ sub: "e2e-exec-staff", role: "interviewer", org: "e2e-exec" }));
-      task = await staff.importTask(`${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, "e2e-exec", "PUBLIC");
+      const staff = userClient(inject("apiUrl"), await devToken({ sub: "e2e-exec-staff", role: "interviewer", org: "e2e-exec" }));
+      task = await importTask(staff, `${inject("repohostUrl")}/assay-demo/slugify-js/pull/1`, "e2e-exec", "PUBLIC");
     }, 180_000);
 
     it("runs the candidate's saved program against the repository's own code", async () => {
       const candidateToken = await devToken({ sub: `e2e-exec-candidate-${process.pid}`, role: "candidate" });
-      const candidate = new AssayClient(inject("apiUrl"), candidateToken);
-      const attempt = await candidate.createAttempt(task.task_id);
-      await candidate.call("POST", `/attempts/${attempt.id}/start`);
+      const candidate = userClient(inject("apiUrl"), candidateToken);
+      const attempt = await createAttempt(candidate, task.task_id);
+      const path = { attempt_id: attempt.id };
+      await ok(candidate.POST("/api/v1/attempts/{attempt_id}/start", { params: { path } }));
       const program = "import { slugify } from './src/slugify.js';\nprocess.stdin.on('data', (d) => console.log(slugify(String(d).trim())));\n";
-      await candidate.call("PATCH", `/attempts/${attempt.id}/changes`, {
-        changes: { "try.mjs": { op: "upsert", content_b64: Buffer.from(program).toString("base64") } },
-      });
+      await ok(
+        candidate.PATCH("/api/v1/attempts/{attempt_id}/changes", {
+          params: { path },
+          body: { changes: { "try.mjs": { op: "upsert", content_b64: Buffer.from(program).toString("base64") } } },
+        }),
+      );
       const execution = await execute(candidateToken, { attempt_id: attempt.id, language: "node", file: "try.mjs" });
       const socket = await open(execution, candidateToken);
       socket.send({ type: "stdin", data: "Hello World\n" });

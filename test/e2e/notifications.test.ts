@@ -1,5 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { NotificationServerMessage } from "../../protocol/socket-messages";
 import { mustOpenLive, upgradeAnswer } from "../../scripts/lib/live-socket";
 import { waitUntil } from "../../scripts/lib/wait";
 import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-client";
@@ -47,7 +48,7 @@ async function runFinishedAt(who: Candidate, runId: string): Promise<string> {
 
 const socketUrl = (who: Candidate, query = "") => `${inject("apiUrl").replace(/^http/, "ws")}/api/v1/notifications/ws/${who.userId}${query}`;
 
-type NotificationMessage = { type: "notification"; notification: { id: number; type: string; payload: Record<string, unknown> } };
+type NotificationMessage = Extract<NotificationServerMessage, { type: "notification" }>;
 
 describe("notifications through the real stack (npm start)", () => {
   let browser: Browser;

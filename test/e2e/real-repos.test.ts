@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { FIXTURES_DIR, fixtureSpecs, type FixtureSpec } from "../../scripts/dev-repohost/demo/fixture-repos";
-import { AssayClient } from "../../scripts/lib/api-client";
+import { type AssayClient, createAttempt, ok, pollApi, save, scoreReport, start, submit, type Task, userClient } from "../../scripts/lib/api-steps";
 import { classifyPath } from "../../src/domain/patch-rules";
 import { devToken } from "../support/node/http-client";
 
@@ -22,16 +22,6 @@ const SETTLE_MS = 12 * 60_000;
  * is the runner tests' (framework-canaries.test.ts).
  */
 
-interface Task {
-  task_id: string;
-  status: string;
-  failure_reason: string | null;
-  language: string | null;
-  test_framework: string | null;
-  fail_to_pass: string[] | null;
-  pass_to_pass: string[] | null;
-}
-
 /** REAL_REPOS=name,name runs only those fixtures (while working on one); CI runs them all. */
 const only = process.env.REAL_REPOS?.split(",").map((n) => n.trim()).filter(Boolean);
 const fixtures = fixtureSpecs().filter((f) => !only || only.includes(f.name));
@@ -41,18 +31,22 @@ let staffToken: string;
 
 async function importAndSettle(fixture: FixtureSpec): Promise<Task> {
   // A client (and so a client IP) per fixture: thirteen pollers behind one address would hit the burst limit.
-  const staff = new AssayClient(inject("apiUrl"), staffToken);
-  const created = await staff.call<Task>("POST", "/tasks/import-pr", {
-    pr_url: `${inject("repohostUrl")}/${fixture.repo}/pull/${fixture.pull.number}`,
-    // Public, so the scored fixtures' candidates can attempt them without invitations.
-    visibility: "PUBLIC",
-    organization_id: ORG,
-    tags: ["e2e", "real-repo"],
-  });
-  return staff.poll(
+  const staff = userClient(inject("apiUrl"), staffToken);
+  const created = await ok(
+    staff.POST("/api/v1/tasks/import-pr", {
+      body: {
+        pr_url: `${inject("repohostUrl")}/${fixture.repo}/pull/${fixture.pull.number}`,
+        // Public, so the scored fixtures' candidates can attempt them without invitations.
+        visibility: "PUBLIC",
+        organization_id: ORG,
+        tags: ["e2e", "real-repo"],
+      },
+    }),
+  );
+  return pollApi(
     `${fixture.repo} (task ${created.task_id})`,
     async () => {
-      const task = await staff.call<Task>("GET", `/tasks/${created.task_id}`);
+      const task = await ok(staff.GET("/api/v1/tasks/{task_id}", { params: { path: { task_id: created.task_id } } }));
       return task.status === "READY" || task.status === "FAILED" ? task : undefined;
     },
     SETTLE_MS,
@@ -73,16 +67,16 @@ function goldFiles(fixture: FixtureSpec): Record<string, string> {
 }
 
 async function candidate(n: string): Promise<AssayClient> {
-  return new AssayClient(inject("apiUrl"), await devToken({ sub: `e2e-real-repos-${process.pid}-${n}`, role: "candidate" }));
+  return userClient(inject("apiUrl"), await devToken({ sub: `e2e-real-repos-${process.pid}-${n}`, role: "candidate" }));
 }
 
 async function scored(taskId: string, who: string, files: Record<string, string>) {
   const client = await candidate(who);
-  const attempt = await client.createAttempt(taskId);
-  await client.start(attempt.id);
-  if (Object.keys(files).length > 0) await client.save(attempt.id, files);
-  await client.submit(attempt.id, {});
-  return client.scoreReport(attempt.id, SETTLE_MS);
+  const attempt = await createAttempt(client, taskId);
+  await start(client, attempt.id);
+  if (Object.keys(files).length > 0) await save(client, attempt.id, files);
+  await submit(client, attempt.id, {});
+  return scoreReport(client, attempt.id, SETTLE_MS);
 }
 
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AssayClient, type Task } from "../../scripts/lib/api-client";
+import { type AssayClient, candidateReport, createAttempt, importTask, ok, runTests, save, start, submit, type Task, userClient } from "../../scripts/lib/api-steps";
 import { launchStack, type Stack } from "../../scripts/lib/stack";
 import { poll } from "../../scripts/lib/wait";
 import { devToken } from "../support/node/http-client";
@@ -29,18 +29,18 @@ const fleet = async () => (await (await fetch(`${stack.runnerUrl}/health`)).json
 
 beforeAll(async () => {
   stack = await launchStack({ RUNNERS: "2", RUNNER_LEASE_SECONDS: "4" });
-  const staff = new AssayClient(stack.apiUrl, await devToken({ sub: "e2e-fleet-staff", role: "interviewer", org: "e2e-fleet" }));
-  task = await staff.importTask(`${stack.repohostUrl}/${REPO}/pull/1`, "e2e-fleet", "PUBLIC");
+  const staff = userClient(stack.apiUrl, await devToken({ sub: "e2e-fleet-staff", role: "interviewer", org: "e2e-fleet" }));
+  task = await importTask(staff, `${stack.repohostUrl}/${REPO}/pull/1`, "e2e-fleet", "PUBLIC");
 }, 300_000);
 
 afterAll(() => stack?.stop());
 
 let candidates = 0;
 async function startedAttempt(files: Record<string, string>) {
-  const client = new AssayClient(stack.apiUrl, await devToken({ sub: `e2e-fleet-${process.pid}-${++candidates}`, role: "candidate" }));
-  const attempt = await client.createAttempt(task.task_id);
-  await client.start(attempt.id);
-  await client.save(attempt.id, files);
+  const client: AssayClient = userClient(stack.apiUrl, await devToken({ sub: `e2e-fleet-${process.pid}-${++candidates}`, role: "candidate" }));
+  const attempt = await createAttempt(client, task.task_id);
+  await start(client, attempt.id);
+  await save(client, attempt.id, files);
   return { client, attemptId: attempt.id };
 }
 
@@ -53,8 +53,8 @@ describe("a fleet of two runners, one killed mid-run (RUNNERS=2 npm start)", () 
     const runners = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt(files)));
     const scored = await Promise.all(Array.from({ length: SCORED_ATTEMPTS }, () => startedAttempt(files)));
 
-    const runs = Promise.all(runners.map(({ client, attemptId }) => client.runTests(attemptId, ["src/slugify.js"])));
-    await Promise.all(scored.map(({ client, attemptId }) => client.submit(attemptId, { tests_passed: 11, tests_total: 11 })));
+    const runs = Promise.all(runners.map(({ client, attemptId }) => runTests(client, attemptId, ["src/slugify.js"])));
+    await Promise.all(scored.map(({ client, attemptId }) => submit(client, attemptId, { tests_passed: 11, tests_total: 11 })));
 
     // The first runner seen working is the one that dies, with what it holds.
     const victim = await poll("a runner seen running a job", async () => (await fleet()).runners.find((r) => r.pool.running > 0), { timeoutMs: 20_000, intervalMs: 25 });
@@ -63,9 +63,9 @@ describe("a fleet of two runners, one killed mid-run (RUNNERS=2 npm start)", () 
     const finished = await runs;
     expect(finished.map((r) => r.status)).toEqual(Array(RUN_ATTEMPTS).fill("SUCCEEDED"));
     for (const { client, attemptId } of scored) {
-      const report = await client.scoreReport(attemptId, 120_000);
+      const report = await candidateReport(client, attemptId, 120_000);
       expect(report.subscores.correctness).toBe(100);
-      const attempt = await client.call<{ status: string; score_id: string }>("GET", `/attempts/${attemptId}`);
+      const attempt = await ok(client.GET("/api/v1/attempts/{attempt_id}", { params: { path: { attempt_id: attemptId } } }));
       expect(attempt).toMatchObject({ status: "SCORED", score_id: report.score_id });
     }
 

@@ -250,6 +250,15 @@ describe("the web app in Chromium (npm start)", () => {
     await flags.waitFor({ timeout: STEP_MS });
     expect(await flags.innerText()).toMatch(/not a deduction[\s\S]*echo\.js[\s\S]*3 │ if \(line === 'quit'\) process\.exit\(0\);/);
     await page.locator("blockquote", { hasText: EXPLANATION }).waitFor({ timeout: STEP_MS });
+    // The candidate and the task by name, and the submission's changes against the task's version, file by file.
+    const task = (await (await api(`/api/v1/tasks/${taskId}`, { token: await staffToken() })).json()) as { title: string };
+    await page.locator("p.lead", { hasText: `${CANDIDATE.email} on ${task.title}` }).waitFor({ timeout: STEP_MS });
+    await page.getByRole("heading", { name: "The submission's changes" }).waitFor({ timeout: STEP_MS });
+    await page.locator(".diff-file summary", { hasText: "src/slugify.js" }).waitFor({ timeout: STEP_MS });
+    await page.locator(".diff-file summary", { hasText: "echo.js" }).waitFor({ timeout: STEP_MS });
+    await page.locator(".diff-view .cm-changedLine").first().waitFor({ timeout: STEP_MS });
+    await page.getByLabel("Side by side").check();
+    await page.locator(".diff-view .cm-mergeView").first().waitFor({ timeout: STEP_MS });
     await accessible(page);
 
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/replay`);
@@ -332,5 +341,246 @@ describe("the web app in Chromium (npm start)", () => {
       await flood;
     }
     await context.close();
+  });
+
+  // ---- A phone's width, and the keyboard alone (docs/web-app.md, "On a phone" and "By keyboard"). ----
+  const PHONE = { width: 390, height: 844 };
+  /** A candidate of their own, with an attempt in progress on the task, for the pages only a live attempt has. */
+  const PAT = { email: `pat-${process.pid}@example.test`, role: "candidate", sub: `e2e-web-pat-${process.pid}` };
+  const patToken = () => devToken({ sub: PAT.sub, email: PAT.email, role: "candidate" });
+  let patAttempt: string;
+  let patPage: Page;
+
+  /** What pokes out past the screen's right edge, outermost boxes that are not scrolled in a box of their own: none expected. */
+  function sideways(page: Page): Promise<string[]> {
+    return page.evaluate(() => {
+      const width = window.innerWidth;
+      if (document.documentElement.scrollWidth <= width) return [];
+      const fits = (el: Element) => el.getBoundingClientRect().right <= width + 0.5;
+      const scrolledInside = (el: Element) => {
+        for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) if (getComputedStyle(up).overflowX !== "visible" && fits(up)) return true;
+        return false;
+      };
+      const wide = Array.from(document.body.querySelectorAll("*")).filter((el) => !fits(el));
+      // Boxes scrolled inside a box of their own do not widen the page, unless positioned out of it.
+      const out = wide.some((el) => !scrolledInside(el)) ? wide.filter((el) => !scrolledInside(el)) : wide;
+      const name = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${typeof el.className === "string" && el.className.trim() ? `.${el.className.trim().split(/\s+/).join(".")}` : ""}`;
+      return [
+        `the document is ${document.documentElement.scrollWidth} px wide on a ${width} px screen`,
+        ...out.filter((el) => !out.includes(el.parentElement!)).slice(0, 8).map((el) => `${name(el)} reaches ${Math.round(el.getBoundingClientRect().right)} px: ${(el.textContent ?? "").trim().slice(0, 40)}`),
+      ];
+    });
+  }
+
+  /** Words of table cells broken across lines (a cell squeezed to a letter a line): none expected. */
+  function brokenWords(page: Page): Promise<string[]> {
+    return page.evaluate(() => {
+      const broken: string[] = [];
+      for (const cell of Array.from(document.querySelectorAll("main table :is(td, th)"))) {
+        const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = texts.nextNode() as Text | null; node; node = texts.nextNode() as Text | null) {
+          for (const word of node.data.matchAll(/[^\s-]+/g)) {
+            const range = document.createRange();
+            range.setStart(node, word.index);
+            range.setEnd(node, word.index + word[0].length);
+            if (range.getClientRects().length > 1) broken.push(word[0]);
+          }
+        }
+      }
+      return broken.slice(0, 10);
+    });
+  }
+
+  /** Opens `path`, waits for what shows the page is there, and checks it at the page's width: no sideways scrolling, no broken words, axe clean. */
+  async function fits(page: Page, path: string, shown: (page: Page) => ReturnType<Page["locator"]>): Promise<void> {
+    if (path) await page.goto(`${inject("apiUrl")}${path}`);
+    await shown(page).first().waitFor({ timeout: STEP_MS });
+    await accessible(page);
+    // Soft: one run names every page that does not fit.
+    expect.soft(await sideways(page), page.url()).toEqual([]);
+    expect.soft(await brokenWords(page), page.url()).toEqual([]);
+  }
+
+  /** Whether `locator`'s box lies within the screen's width, not cut off at either side. */
+  async function onScreen(page: Page, locator: ReturnType<Page["locator"]>): Promise<boolean> {
+    const box = await locator.boundingBox();
+    return !!box && box.x >= 0 && box.x + box.width <= page.viewportSize()!.width;
+  }
+
+  it("every page fits a phone's screen (390×844): nothing scrolls sideways, tables scroll in their box, the workspace's panes are tabs", { timeout: 300_000 }, async () => {
+    // Pat: invited, accepted and started through the API.
+    const staff = await staffToken();
+    const invited = await api("/api/v1/invites/candidate", { method: "POST", token: staff, body: { email: PAT.email, task_id: taskId } });
+    expect(invited.status).toBe(201);
+    const inviteId = ((await invited.json()) as { invite_id: string }).invite_id;
+    const link = (await poll("the invitation's e-mail", () => invitationMail(inviteId), { timeoutMs: 30_000, intervalMs: 200, maxIntervalMs: 2000 })).links[0]!;
+    const pat = await patToken();
+    expect((await api("/api/v1/invites/accept", { method: "POST", token: pat, body: { token: new URL(link).searchParams.get("token") } })).status).toBe(200);
+    const created = await api("/api/v1/attempts", { method: "POST", token: pat, body: { task_id: taskId } });
+    expect(created.status).toBe(201);
+    patAttempt = ((await created.json()) as { id: string }).id;
+    expect((await api(`/api/v1/attempts/${patAttempt}/start`, { method: "POST", token: pat })).status).toBe(200);
+
+    // The staff's pages, the header folded into its menu.
+    const page = interviewerPage;
+    await page.setViewportSize(PHONE);
+    await fits(page, "/console/tasks", (p) => p.getByRole("heading", { name: "Tasks", exact: true }));
+    const menu = page.getByRole("button", { name: "Menu" });
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    expect(await page.getByRole("link", { name: "Analytics" }).isVisible()).toBe(false);
+    await menu.click();
+    await page.getByRole("link", { name: "Analytics" }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    expect(await sideways(page)).toEqual([]);
+    await accessible(page);
+    await page.getByRole("link", { name: "Templates" }).click();
+    await page.getByRole("heading", { name: "Templates", exact: true, level: 1 }).waitFor({ timeout: STEP_MS });
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    await fits(page, "", (p) => p.getByRole("heading", { name: "Templates", exact: true, level: 1 }));
+    await fits(page, `/console/tasks/${taskId}`, (p) => p.getByRole("cell", { name: PAT.email }));
+    await fits(page, `/console/attempts/${attemptId}/report`, (p) => p.getByRole("region", { name: "Review flags" }));
+    await fits(page, `/console/attempts/${attemptId}/replay`, (p) => p.getByRole("slider"));
+    await fits(page, "/console/analytics", (p) => p.getByRole("heading", { name: /funnel/i }));
+    await fits(page, "/console/drafts", (p) => p.getByRole("heading", { name: "Task drafts", exact: true, level: 1 }));
+    await fits(page, "/console/no-such-page", (p) => p.getByRole("alert").filter({ hasText: "There is no page at" }));
+
+    // The candidate's: their assessments, a scored attempt (its score), an unknown one, a failed sign-in.
+    const candidate = candidatePage;
+    await candidate.setViewportSize(PHONE);
+    await fits(candidate, "/attempts", (p) => p.getByRole("heading", { name: "Your assessments", level: 1 }));
+    await fits(candidate, `/attempts/${attemptId}`, (p) => p.getByRole("tabpanel", { name: "Your score" }).getByText(/Overall \d+(\.\d+)? of 100/));
+    await fits(candidate, "/attempts/att_none", (p) => p.getByRole("alert"));
+    await fits(candidate, "/auth/callback?code=none&state=none", (p) => p.getByRole("heading", { name: "Sign-in" }));
+
+    // Pat at the provider's sign-in page, then the workspace of a live attempt: one pane at a time.
+    patPage = await (await userContext(browser)).newPage();
+    await patPage.setViewportSize(PHONE);
+    await patPage.goto(`${inject("apiUrl")}/attempts/${patAttempt}`);
+    await patPage.waitForURL((url) => url.origin === inject("idpUrl") && url.pathname.startsWith("/interaction/"), { timeout: STEP_MS });
+    expect.soft(await sideways(patPage), "the sign-in page").toEqual([]);
+    await signIn(patPage, PAT);
+    await fits(patPage, "", (p) => p.locator(".cm-content"));
+    expect(await patPage.getByRole("tab", { name: "Editor" }).getAttribute("aria-selected")).toBe("true");
+    expect(await onScreen(patPage, patPage.getByRole("button", { name: "Submit…" }))).toBe(true);
+    await patPage.getByRole("tab", { name: "Files" }).click();
+    await fits(patPage, "", (p) => p.getByRole("tree", { name: "Files" }));
+    expect(await patPage.locator(".cm-content").isVisible()).toBe(false);
+    expect(await onScreen(patPage, patPage.getByRole("button", { name: "New file" }))).toBe(true);
+    const src = patPage.getByRole("treeitem", { name: /^src/ });
+    if ((await src.getAttribute("aria-expanded")) === "false") await src.click();
+    await patPage.getByRole("treeitem", { name: /^slugify\.js/ }).click();
+    await patPage.locator(".cm-content", { hasText: "COMBINING_MARKS" }).waitFor({ timeout: STEP_MS });
+    expect(await patPage.getByRole("tab", { name: "Editor" }).getAttribute("aria-selected")).toBe("true");
+    await patPage.getByRole("tab", { name: /^Task/ }).click();
+    await fits(patPage, "", (p) => p.getByRole("tab", { name: "Tests", exact: true }));
+    await patPage.getByRole("tab", { name: "Terminal" }).click();
+    await fits(patPage, "", (p) => p.getByRole("button", { name: /^Run slugify\.js/ }));
+  });
+
+  it("works by keyboard alone: Skip to content, the phone's menu, and a new file typed into at once", { timeout: 120_000 }, async () => {
+    const page = patPage;
+    const focused = () =>
+      page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return { id: el?.id ?? "", text: (el?.innerText ?? "").trim(), label: el?.getAttribute("aria-label") ?? "", inMain: !!el?.closest("main"), expanded: el?.getAttribute("aria-expanded") ?? null };
+      });
+    /** Presses `key` until the focus is where `want` says (at most 40 times). */
+    async function pressUntil(key: string, want: (f: Awaited<ReturnType<typeof focused>>) => boolean): Promise<void> {
+      for (let i = 0; i < 40 && !want(await focused()); i++) await page.keyboard.press(key);
+      expect(want(await focused()), JSON.stringify(await focused())).toBe(true);
+    }
+
+    // Skip to content: the first tab stop, and it moves the focus into the page's main content.
+    await page.goto(`${inject("apiUrl")}/attempts`);
+    await page.getByRole("heading", { name: "Your assessments", level: 1 }).waitFor({ timeout: STEP_MS });
+    await page.locator("main a").first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press("Tab");
+    expect((await focused()).text).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect((await focused()).id).toBe("main");
+    await page.keyboard.press("Tab");
+    expect((await focused()).inMain).toBe(true);
+
+    // The header's menu on a phone: Enter and Space open it, Escape closes it and gives the focus back.
+    const link = page.getByRole("link", { name: "My assessments" });
+    await pressUntil("Shift+Tab", (f) => f.text === "Menu");
+    expect((await focused()).expanded).toBe("false");
+    expect(await link.isVisible()).toBe(false);
+    await page.keyboard.press("Enter");
+    expect((await focused()).expanded).toBe("true");
+    expect(await link.isVisible()).toBe(true);
+    await page.keyboard.press("Tab");
+    expect((await focused()).text).toBe("My assessments");
+    await page.keyboard.press("Escape");
+    expect(await focused()).toMatchObject({ text: "Menu", expanded: "false" });
+    expect(await link.isVisible()).toBe(false);
+    await page.keyboard.press("Space");
+    expect((await focused()).expanded).toBe("true");
+    await page.keyboard.press("Escape");
+    expect(await focused()).toMatchObject({ text: "Menu", expanded: "false" });
+
+    // A new file, by keyboard: the keys typed right after Create go into it.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${inject("apiUrl")}/attempts/${patAttempt}`);
+    await page.locator(".cm-content").waitFor({ timeout: STEP_MS });
+    await pressUntil("Tab", (f) => f.text === "New file");
+    await page.keyboard.press("Enter");
+    expect((await focused()).id).toBe("new-file-path");
+    await page.keyboard.type("typed.js");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("const typed = 1;");
+    expect((await focused()).label).toBe("Editor: typed.js");
+    await page.locator(".cm-content", { hasText: "const typed = 1;" }).waitFor();
+    await page.getByRole("heading", { name: "typed.js" }).waitFor();
+    const pat = await patToken();
+    await poll(
+      "typed.js saved with what was typed",
+      async () => {
+        const res = await api(`/api/v1/attempts/${patAttempt}/files/content?path=typed.js`, { token: pat });
+        return res.ok && Buffer.from(((await res.json()) as { content_b64: string }).content_b64, "base64").toString() === "const typed = 1;" ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    await accessible(page);
+  });
+
+  it("the editor closes brackets and lists completions as one types; the candidate's list shows invitations first, with their organization", { timeout: 180_000 }, async () => {
+    // Pat's live attempt, typed.js open from the step before (docs/web-app.md, "Editor help").
+    const page = patPage;
+    await page.locator(".cm-content").click();
+    await page.keyboard.press("Control+End");
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("console.log(");
+    await page.locator(".cm-line", { hasText: /^console\.log\(\)$/ }).waitFor({ timeout: STEP_MS });
+    await page.keyboard.type("typ");
+    const completions = page.getByRole("listbox", { name: "Completions" });
+    await completions.getByRole("option", { name: "typed", exact: true }).waitFor({ timeout: STEP_MS });
+    await accessible(page);
+    await page.keyboard.press("Enter");
+    await page.locator(".cm-line", { hasText: /^console\.log\(typed\)$/ }).waitFor({ timeout: STEP_MS });
+    expect(await completions.count()).toBe(0);
+
+    // Quinn, invited and accepted through the API, by an organization with a name of its own.
+    const orgName = `Journey Assessments ${process.pid}`;
+    const admin = await devToken({ sub: `e2e-web-admin-${process.pid}`, role: "orgadmin", org: ORG });
+    expect((await api(`/api/v1/organizations/${ORG}`, { method: "PATCH", token: admin, body: { name: orgName } })).status).toBe(200);
+    const QUINN = { email: `quinn-${process.pid}@example.test`, role: "candidate", sub: `e2e-web-quinn-${process.pid}` };
+    const invited = await api("/api/v1/invites/candidate", { method: "POST", token: await staffToken(), body: { email: QUINN.email, task_id: taskId } });
+    expect(invited.status).toBe(201);
+    const inviteId = ((await invited.json()) as { invite_id: string }).invite_id;
+    const link = (await poll("the invitation's e-mail", () => invitationMail(inviteId), { timeoutMs: 30_000, intervalMs: 200, maxIntervalMs: 2000 })).links[0]!;
+    const quinn = await devToken({ sub: QUINN.sub, email: QUINN.email, role: "candidate" });
+    expect((await api("/api/v1/invites/accept", { method: "POST", token: quinn, body: { token: new URL(link).searchParams.get("token") } })).status).toBe(200);
+    const list = await (await userContext(browser)).newPage();
+    await list.goto(`${inject("apiUrl")}/attempts`);
+    await signIn(list, QUINN);
+    const invitations = list.getByRole("region", { name: "Your invitations" });
+    await invitations.getByRole("button", { name: `Open the task: Add a maxLength option to slugify, from ${orgName}` }).waitFor({ timeout: STEP_MS });
+    await invitations.getByText(`From ${orgName}`).waitFor();
+    const headings = await list.locator("main h2").allInnerTexts();
+    expect(headings[0]).toBe("Your invitations");
+    expect(headings.slice(1).filter((h) => h !== "Public tasks")).toEqual(["Your attempts"]);
+    await accessible(list);
+    await list.context().close();
   });
 });

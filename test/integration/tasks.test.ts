@@ -77,6 +77,50 @@ describe("task resource", () => {
     expect(seen.items[0]).not.toHaveProperty("fail_to_pass");
   });
 
+  it("reads name the task's organization; a candidate's assigned tasks come first, newest assignment first, then public ones", async () => {
+    const suffix = crypto.randomUUID().slice(0, 6);
+    const named = async (org: string, name: string) => {
+      await env.DB.prepare("INSERT INTO organizations (id, name, plan_id) VALUES (?, ?, 'free')").bind(org, name).run();
+      return org;
+    };
+    const inviting = await named(`org-inv-${suffix}`, "Acme Assessments");
+    const publisher = await named(`org-pub-${suffix}`, "Public Challenges Ltd");
+    const staff = await interviewerOf(inviting);
+    await call("/api/v1/me", { token: staff });
+    const older = await insertReadyTask(inviting, { title: "Add maxLength to slugify" });
+    const newer = await insertReadyTask(inviting, { title: "Trim slugs" });
+    // Newer than both, with the same title as an invitation: a public task of another organization.
+    const pub = await insertReadyTask(publisher, { visibility: "PUBLIC", title: "Add maxLength to slugify" });
+    const c = await candidate();
+    await env.DB.prepare("INSERT INTO task_assignments (task_id, user_id, assigned_at) VALUES (?, ?, ?)")
+      .bind(newer.id, c.userId, "2026-01-01T10:00:00.000Z")
+      .run();
+    await env.DB.prepare("INSERT INTO task_assignments (task_id, user_id, assigned_at) VALUES (?, ?, ?)")
+      .bind(older.id, c.userId, "2026-01-02T10:00:00.000Z")
+      .run();
+
+    const list = (await (await call("/api/v1/tasks?limit=100", { token: c.token })).json()) as Page;
+    expect(list.items.slice(0, 2).map((t) => [t.task_id, t.organization_name, t.assigned_at])).toEqual([
+      [older.id, "Acme Assessments", "2026-01-02T10:00:00.000Z"],
+      [newer.id, "Acme Assessments", "2026-01-01T10:00:00.000Z"],
+    ]);
+    const listed = list.items.find((t) => t.task_id === pub.id);
+    expect(listed).toMatchObject({ organization_name: "Public Challenges Ltd", assigned_at: null, statement: { title: "Add maxLength to slugify" } });
+    expect(list.items.slice(2).every((t) => t.assigned_at === null)).toBe(true);
+
+    expect(await (await call(`/api/v1/tasks/${older.id}`, { token: c.token })).json()).toMatchObject({
+      organization_name: "Acme Assessments",
+      assigned_at: "2026-01-02T10:00:00.000Z",
+    });
+    expect(await (await call(`/api/v1/tasks/${pub.id}`, { token: c.token })).json()).toMatchObject({ organization_name: "Public Challenges Ltd", assigned_at: null });
+    // Staff read the name too; their organization's tasks are not assigned to them, and come newest first.
+    const own = (await (await call(`/api/v1/tasks?organization_id=${inviting}`, { token: staff })).json()) as Page;
+    expect(own.items.map((t) => [t.task_id, t.organization_name, t.assigned_at])).toEqual([
+      [newer.id, "Acme Assessments", null],
+      [older.id, "Acme Assessments", null],
+    ]);
+  });
+
   it("PATCH changes the fields staff may change; candidates and other organizations may not", async () => {
     const org = "org-patch";
     const staff = await interviewerOf(org);

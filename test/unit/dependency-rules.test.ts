@@ -14,14 +14,14 @@ const roots: string[] = [];
 afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
 
 /** Violations in a tree of `files` (path → source), as `rule: from → to`. */
-async function violations(files: Record<string, string>): Promise<string[]> {
+async function violations(files: Record<string, string>, roots = ["src"]): Promise<string[]> {
   const root = mkdtempSync(path.join(tmpdir(), "assay-layers-"));
   roots.push(root);
   for (const [file, source] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), source);
   }
-  const result = await cruise(["src"], {
+  const result = await cruise(roots, {
     baseDir: root,
     validate: true,
     ruleSet: { forbidden: config.forbidden },
@@ -105,5 +105,20 @@ describe("the layering check", () => {
 
   it("refuses a lower layer importing a folder outside the layers", async () => {
     expect(await violations(importing("domain/tasks.ts", "helpers/strings.ts"))).toHaveLength(1);
+  });
+});
+
+describe("the web app's imports", () => {
+  const app = (specifier: string) => ({ "web/src/page.ts": `import { value } from "${specifier}";\nexport const used = value;\n` });
+  const exporting = (file: string) => ({ [file]: "export const value = 1;\n" });
+
+  it.each(["protocol/socket-messages.ts", "protocol/assessment-rules.ts"])("admits %s, the part of protocol/ written for it", async (shared) => {
+    expect(await violations({ ...exporting(shared), ...app(`../../${shared.replace(/\.ts$/, "")}`) }, ["web"])).toEqual([]);
+  });
+
+  it.each(["protocol/jobs.ts", "src/domain/scoring.ts"])("refuses %s: the runner's messages, the Worker's code", async (other) => {
+    expect(await violations({ ...exporting(other), ...app(`../../${other.replace(/\.ts$/, "")}`) }, ["web"])).toEqual([
+      `web-app-imports-itself-and-the-client: web/src/page.ts → ${other}`,
+    ]);
   });
 });

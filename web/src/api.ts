@@ -1,6 +1,8 @@
-// The app's one way to the API: the typed client generated from the OpenAPI document
+// The transport under the app's data layer: the typed client generated from the OpenAPI document
 // (client/, @assay/api-client), with the session's token, and call() turning every failure into
 // an ApiError with words from its `detail`. A 401 sends the user to sign in and back here.
+// Pages import all of this from lib/data.ts, the one module fetching goes through (the view's
+// cache, only the newest answer landing); only that module imports this file.
 import type { Middleware } from "openapi-fetch";
 import { createAssayClient } from "../../client/src/index";
 import { currentToken, onUnauthorized } from "./auth/session";

@@ -1,9 +1,10 @@
 // The app's frame: a header with the navigation, the notification bell and the user, an
 // offline banner, and the page the address names.
 import type { FunctionComponent } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { signOut } from "./auth/oidc";
 import { NotificationBell } from "./components/notification-bell";
+import { keepScrollingTablesFocusable } from "./components/scroll-tables";
 import { ErrorBox, Loading, NotFound } from "./components/states";
 import { online } from "./lib/online";
 import { isStaff, me } from "./lib/me";
@@ -18,32 +19,85 @@ export function resolve(path: string): { route: PageRoute; params: Record<string
   return null;
 }
 
+// Below 600 px wide the header folds into a menu (styles.css): the bar keeps the name, the Menu
+// button (aria-expanded) and the bell; Menu shows the navigation, the user's e-mail and Sign out
+// under the bar. Escape closes it and gives the focus back to the button; a new page or a click
+// outside closes it too. Wider, the button is not shown and the menu's parts sit in the bar.
 function Header() {
   const user = me.value;
   const staff = isStaff(user);
+  const path = location.value.path;
+  const [open, setOpen] = useState(false);
+  const toggle = useRef<HTMLButtonElement>(null);
+  const menu = useRef<HTMLDivElement>(null);
+
+  // A new page closes the menu.
+  useEffect(() => setOpen(false), [path]);
+
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (event: KeyboardEvent) => {
+      // The bell's own list, open inside the menu, closes first on its own Escape.
+      if (event.key !== "Escape" || menu.current?.querySelector(".bell .menu")) return;
+      setOpen(false);
+      toggle.current?.focus();
+    };
+    const outside = (event: MouseEvent) => {
+      const target = event.target as Node;
+      if (!menu.current?.contains(target) && !toggle.current?.contains(target)) setOpen(false);
+    };
+    document.addEventListener("keydown", onKey);
+    document.addEventListener("mousedown", outside);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      document.removeEventListener("mousedown", outside);
+    };
+  }, [open]);
+
   return (
     <header class="app-header">
       <a class="brand" href="/">
         Assay
       </a>
-      <nav aria-label="Main">
-        {staff && <a href="/console/tasks">Tasks</a>}
-        {staff && <a href="/console/drafts">Drafts</a>}
-        {staff && <a href="/console/templates">Templates</a>}
-        {staff && <a href="/console/analytics">Analytics</a>}
-        <a href="/attempts">My assessments</a>
-      </nav>
-      <div class="header-end">
-        {user && <NotificationBell />}
-        {user && <span class="user">{user.email}</span>}
-        {user && (
-          <button type="button" class="link" onClick={() => void signOut()}>
-            Sign out
-          </button>
-        )}
+      <button
+        type="button"
+        class="menu-toggle secondary"
+        ref={toggle}
+        aria-expanded={open}
+        aria-controls="header-menu"
+        onClick={() => setOpen((o) => !o)}
+      >
+        Menu
+      </button>
+      <div id="header-menu" class={`header-menu${open ? " open" : ""}`} ref={menu}>
+        <nav aria-label="Main">
+          {staff && <a href="/console/tasks">Tasks</a>}
+          {staff && <a href="/console/drafts">Drafts</a>}
+          {staff && <a href="/console/templates">Templates</a>}
+          {staff && <a href="/console/analytics">Analytics</a>}
+          <a href="/attempts">My assessments</a>
+        </nav>
+        <div class="header-end">
+          {user && <NotificationBell />}
+          {user && <span class="user">{user.email}</span>}
+          {user && (
+            <button type="button" class="link sign-out" onClick={() => void signOut()}>
+              Sign out
+            </button>
+          )}
+        </div>
       </div>
     </header>
   );
+}
+
+/** "Skip to content": the router would take the #main link for a page change, so it moves the focus itself. */
+function skipToMain(event: MouseEvent) {
+  event.preventDefault();
+  const main = document.getElementById("main");
+  if (!main) return;
+  main.focus();
+  main.scrollIntoView();
 }
 
 function Page({ route, params }: { route: PageRoute; params: Record<string, string> }) {
@@ -69,9 +123,10 @@ function Page({ route, params }: { route: PageRoute; params: Record<string, stri
 
 export function App() {
   const found = resolve(location.value.path);
+  useEffect(() => keepScrollingTablesFocusable(document.getElementById("main")!), []);
   return (
     <>
-      <a class="skip" href="#main">
+      <a class="skip" href="#main" onClick={skipToMain}>
         Skip to content
       </a>
       {found?.route.auth !== "none" && <Header />}

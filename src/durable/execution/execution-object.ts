@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { PING, PONG } from "../../../protocol/socket-messages";
 import { database } from "../../db/client";
 import { endExecution } from "../../db/executions.queries";
 import {
@@ -69,7 +70,7 @@ export class ExecutionDO extends DurableObject<Env> {
     super(ctx, env);
     ctx.storage.sql.exec(SCHEMA);
     // Keep-alives answered without waking the object.
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
   }
 
   /** Sets the execution up to wait for its runner; answers the state it starts in, so the caller need not ask for it. */

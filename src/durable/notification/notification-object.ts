@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { PING, PONG } from "../../../protocol/socket-messages";
 import {
   CLIENT_MESSAGE_REFUSAL,
   hasGap,
@@ -49,7 +50,7 @@ export class NotificationDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(SCHEMA);
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
   }
 
   /**

@@ -1,3 +1,5 @@
+import { database } from "../../db/client";
+import { attemptTaskId, taskNames } from "../../db/review.queries";
 import { notificationsFor } from "../../domain/notifications";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { parseRunOwnerId, runSummary, type EndedRun } from "../../domain/runs";
@@ -28,6 +30,10 @@ export async function runJobFinished(env: Env, job: FinishedRunnerJob): Promise<
  * key, which the user's object skips.
  */
 export async function runEnded(env: Env, run: EndedRun): Promise<void> {
-  const payload = { attempt_id: run.attempt_id, run_id: run.run_id, status: run.status, counts: run.counts };
+  const db = database(env.DB);
+  const taskId = await attemptTaskId(db, run.attempt_id);
+  // The candidate reads the task by its statement's title.
+  const taskTitle = taskId ? (await taskNames(db, taskId))?.statementTitle : undefined;
+  const payload = { attempt_id: run.attempt_id, run_id: run.run_id, status: run.status, counts: run.counts, task_id: taskId, task_title: taskTitle };
   await notify(env, notificationsFor([run.candidate_id], "run.finished", payload, run.run_id));
 }

@@ -10,6 +10,7 @@ import type { AttemptRecord } from "../../domain/attempts";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { Env } from "../../env";
 import { taskFollowers } from "../../db/invitations.queries";
+import { notificationNames } from "../../db/review.queries";
 import { notificationsFor } from "../../domain/notifications";
 import { notify } from "../notify.flow";
 import { readRunnerResult } from "../../services/runner/job-dispatch";
@@ -80,7 +81,12 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
 
 /** Tells the candidate and the staff following the task that the report is there; a repeat is skipped by key. */
 async function reportReady(env: Env, scoreId: string, record: AttemptRecord): Promise<void> {
-  const followers = await taskFollowers(database(env.DB), record.task_id);
-  const payload = { attempt_id: record.id, score_id: scoreId, task_id: record.task_id };
-  await notify(env, notificationsFor([record.candidate_id, ...followers], "score_report.ready", payload, scoreId));
+  const db = database(env.DB);
+  const [followers, names] = await Promise.all([taskFollowers(db, record.task_id), notificationNames(db, record.task_id, record.candidate_id)]);
+  const payload = { attempt_id: record.id, score_id: scoreId, task_id: record.task_id, candidate_id: record.candidate_id, candidate_email: names.candidateEmail };
+  // Each reads the task by the title they know it by: staff by theirs, the candidate by the statement's.
+  await notify(env, [
+    ...notificationsFor([record.candidate_id], "score_report.ready", { ...payload, task_title: names.candidateTitle }, scoreId),
+    ...notificationsFor(followers.filter((id) => id !== record.candidate_id), "score_report.ready", { ...payload, task_title: names.staffTitle }, scoreId),
+  ]);
 }

@@ -1,6 +1,7 @@
 import { database } from "../../db/client";
 import { insertScore, latestScore, updateScoring } from "../../db/scores.queries";
 import { taskFollowers } from "../../db/invitations.queries";
+import { notificationNames } from "../../db/review.queries";
 import { findTask } from "../../db/tasks.queries";
 import { bytesToBase64 } from "../../domain/overlay";
 import { stepOwnerId, TEST_FRAMEWORKS } from "../../domain/runner-jobs";
@@ -120,9 +121,17 @@ export async function recordStartFailure(env: Env, attemptId: string, reason: st
  */
 async function noticeSubmission(env: Env, record: AttemptRecord): Promise<void> {
   if (record.submitted_at === null) return;
-  const followers = (await taskFollowers(database(env.DB), record.task_id)).filter((id) => id !== record.candidate_id);
-  const submitted = { attempt_id: record.id, task_id: record.task_id, candidate_id: record.candidate_id, auto_submitted: record.auto_submitted };
+  const db = database(env.DB);
+  const [all, names] = await Promise.all([taskFollowers(db, record.task_id), notificationNames(db, record.task_id, record.candidate_id)]);
+  const followers = all.filter((id) => id !== record.candidate_id);
+  const who = { candidate_id: record.candidate_id, candidate_email: names.candidateEmail };
+  const submitted = { attempt_id: record.id, task_id: record.task_id, auto_submitted: record.auto_submitted, task_title: names.staffTitle, ...who };
   await notify(env, notificationsFor(followers, "attempt.submitted", submitted, record.id));
   if (!record.auto_submitted) return;
-  await notify(env, notificationsFor([record.candidate_id, ...followers], "attempt.auto_submitted", { attempt_id: record.id, task_id: record.task_id }, record.id));
+  // Each reads the task by the title they know it by: staff by theirs, the candidate by the statement's.
+  const auto = { attempt_id: record.id, task_id: record.task_id, ...who };
+  await notify(env, [
+    ...notificationsFor([record.candidate_id], "attempt.auto_submitted", { ...auto, task_title: names.candidateTitle }, record.id),
+    ...notificationsFor(followers, "attempt.auto_submitted", { ...auto, task_title: names.staffTitle }, record.id),
+  ]);
 }

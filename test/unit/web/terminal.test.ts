@@ -147,7 +147,7 @@ describe("ExecutionSession (the live execution's socket)", () => {
     const { session, sockets, exits, states } = setUp();
     session.start();
     sockets[0]!.open();
-    const exit = { type: "exit", status: "exited", cause: null, code: 0, signal: null, truncated: false, detail: null };
+    const exit = { type: "exit", status: "exited", cause: null, code: 0, signal: null, truncated: false, detail: null, timings: { setup_ms: 40, run_ms: 12, total_ms: 60 } };
     sockets[0]!.message(exit);
     sockets[0]!.drop(1000);
     await vi.advanceTimersByTimeAsync(10_000);

@@ -3,7 +3,7 @@
 // stays out of the browser's history.
 import type { components } from "../../../client/src/index";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
 import { ApiError, describe } from "../lib/errors";
 import { me } from "../lib/me";

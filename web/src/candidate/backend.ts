@@ -3,7 +3,7 @@
 // IDE session page its own client with the IDE session token, where a 401 is the token's end
 // and is shown as it is, never a sign-in.
 import type { AssayClient } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { apiError } from "../lib/errors";
 
 interface Answer<T> {

@@ -1,12 +1,14 @@
 // The workspace's code editor (CodeMirror 6): one view, one editor state per open file (so each
-// keeps its undo history and selection), the grammar of the task's language loaded on demand,
-// and the activity reviewers see as counts (typing, pastes, copies), never the text.
+// keeps its undo history and selection), the task's language pack loaded on demand (its grammar,
+// and in an editable editor completion and bracket closing: editor-help.ts), and the activity
+// reviewers see as counts (typing, pastes, copies), never the text.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
-import { bracketMatching, HighlightStyle, indentOnInput, syntaxHighlighting, type Language } from "@codemirror/language";
+import { bracketMatching, HighlightStyle, indentOnInput, syntaxHighlighting } from "@codemirror/language";
 import { Compartment, EditorState, type Extension, type Transaction } from "@codemirror/state";
 import { drawSelection, EditorView, highlightActiveLine, highlightActiveLineGutter, highlightSpecialChars, keymap, lineNumbers } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
 import { utf8Length } from "./encoding";
+import type { LanguagePack } from "./languages";
 import { lineCount } from "./telemetry";
 
 /** Colors with at least 4.5:1 contrast on the editor's white background. */
@@ -62,7 +64,7 @@ export class Editors {
   readonly view: EditorView;
   private readonly states = new Map<string, EditorState>();
   private readonly language = new Compartment();
-  private languageOf: (path: string) => Language | null = () => null;
+  private pack: LanguagePack | null = null;
   private current: string | null = null;
   private readonly copied = new Set<string>();
 
@@ -93,9 +95,12 @@ export class Editors {
     this.states.delete(path);
   }
 
-  /** Sets the grammar for files of the task's language; a file of another language stays plain. */
-  setLanguage(languageOf: (path: string) => Language | null): void {
-    this.languageOf = languageOf;
+  /**
+   * Sets the task's language pack: the grammar for files of its language (a file of another
+   * language stays plain), and in an editable editor completion and bracket closing in every file.
+   */
+  setLanguage(pack: LanguagePack): void {
+    this.pack = pack;
     for (const [path, state] of this.states) this.states.set(path, state.update({ effects: this.language.reconfigure(this.grammar(path)) }).state);
     if (this.current !== null) this.view.dispatch({ effects: this.language.reconfigure(this.grammar(this.current)) });
   }
@@ -105,7 +110,8 @@ export class Editors {
   }
 
   private grammar(path: string): Extension {
-    return this.languageOf(path) ?? [];
+    if (!this.pack) return [];
+    return [this.pack.support(path) ?? [], this.options.readOnly ? [] : this.pack.editing];
   }
 
   private create(path: string, content: string): EditorState {

@@ -2,9 +2,18 @@
 // stdin and terminate from the owner, and reconnection with a fresh ticket when the connection
 // breaks. The server replays every kept chunk after `after_seq`, and chunks carry their `seq`,
 // so output already shown is never shown twice. Framework-free: the socket, the ticket and the
-// timers are given to it.
+// timers are given to it. The messages are protocol/socket-messages.ts's, the Worker's own: every
+// frame is parsed with its schema, and one that does not parse is ignored.
+import {
+  executionServerMessageSchema,
+  parseSocketMessage,
+  type ExecutionClientMessage,
+  type ExecutionExit,
+} from "../../../protocol/socket-messages";
 import { backoffMs } from "../lib/backoff";
 import type { Timers } from "./save-queue";
+
+export type { ExecutionExit };
 
 /** The part of the browser's WebSocket the session uses. */
 export interface SocketLike {
@@ -15,15 +24,6 @@ export interface SocketLike {
   onmessage: ((event: MessageEvent) => void) | null;
   onclose: ((event: CloseEvent) => void) | null;
   onerror: ((event: Event) => void) | null;
-}
-
-export interface ExecutionExit {
-  status: "exited" | "killed" | "timed_out" | "error";
-  cause: string | null;
-  code: number | null;
-  signal: string | null;
-  truncated: boolean;
-  detail: string | null;
 }
 
 export type ConnectionState = "connecting" | "open" | "reconnecting" | "ended" | "lost";
@@ -80,7 +80,7 @@ export class ExecutionSession {
 
   /** Sends input to the program; kept while reconnecting. `eof` closes its stdin after it. */
   stdin(data: string, eof = false): void {
-    const message: { type: "stdin"; data?: string; eof?: boolean } = { type: "stdin" };
+    const message: ExecutionClientMessage = { type: "stdin" };
     if (data !== "") message.data = data;
     if (eof) message.eof = true;
     if (message.data === undefined && !eof) return;
@@ -88,7 +88,7 @@ export class ExecutionSession {
   }
 
   terminate(): void {
-    this.post('{"type":"terminate"}');
+    this.post(JSON.stringify({ type: "terminate" } satisfies ExecutionClientMessage));
   }
 
   /** Closes the socket and stops reconnecting; the execution itself goes on. */
@@ -173,30 +173,26 @@ export class ExecutionSession {
   }
 
   private receive(raw: string): void {
-    let message: { type?: string; seq?: number; data?: string; status?: string; detail?: string };
-    try {
-      message = JSON.parse(raw) as typeof message;
-    } catch {
-      return;
-    }
+    const message = parseSocketMessage(executionServerMessageSchema, raw);
+    if (!message) return;
     switch (message.type) {
       case "stdout":
       case "stderr":
-        if (typeof message.seq !== "number" || message.seq <= this.lastSeq) return;
+        if (message.seq <= this.lastSeq) return;
         this.lastSeq = message.seq;
-        this.options.onOutput(message.type, message.data ?? "");
+        this.options.onOutput(message.type, message.data);
         return;
       case "hello":
       case "status":
-        if (message.status) this.options.onStatus?.(message.status);
+        this.options.onStatus?.(message.status);
         return;
       case "error":
-        this.options.onError(message.detail ?? "The program's socket refused a message.");
+        this.options.onError(message.detail);
         return;
       case "exit":
         this.ended = true;
         this.outbox = [];
-        this.options.onExit(message as unknown as ExecutionExit);
+        this.options.onExit(message);
         this.options.onConnection?.("ended");
         return;
     }

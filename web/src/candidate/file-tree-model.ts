@@ -1,6 +1,7 @@
 // The workspace's file tree as data: folders and files from a flat list of paths, the rows
 // shown for the folders that are open, and what a key does there (the WAI-ARIA tree view
 // pattern: arrows move and open or close, Home and End jump, Enter and Space act).
+import { FILE_PATH_MAX_BYTES, filePathProblem, type FilePathProblem } from "../../../protocol/assessment-rules";
 
 export interface TreeNode<F> {
   /** A file's path; a folder's path with a trailing "/". */
@@ -94,17 +95,22 @@ export function treeKey<F>(rows: TreeRow<F>[], current: string, key: string, exp
   }
 }
 
-/** Why `path` cannot name a new file of the repository (the overlay's rules, docs/api.md "Attempts"), or null. */
+const PATH_PROBLEM_WORDS: Record<FilePathProblem, string> = {
+  empty: "Give the file a path, such as src/helpers.js.",
+  too_long: `The path is longer than ${FILE_PATH_MAX_BYTES} bytes.`,
+  control_character: "The path has a control character.",
+  backslash: "Use / between folders, not \\.",
+  absolute: "The path starts at the repository's root: leave out the leading /.",
+  empty_segment: "The path has an empty, . or .. part.",
+  dot_dot_segment: "The path has an empty, . or .. part.",
+  dot_segment: "The path has an empty, . or .. part.",
+  git_directory: "Files inside .git cannot be changed.",
+};
+
+/** Why `path` cannot name a new file of the repository (the overlay's rule, protocol/assessment-rules.ts), in the app's words, or null. */
 export function pathProblem(path: string): string | null {
-  if (path === "") return "Give the file a path, such as src/helpers.js.";
-  if (path.startsWith("/")) return "The path starts at the repository's root: leave out the leading /.";
-  if (path.endsWith("/")) return "The path names a folder; add the file's name.";
-  if (path.includes("\\")) return "Use / between folders, not \\.";
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(path)) return "The path has a control character.";
-  const segments = path.split("/");
-  if (segments.some((s) => s === "" || s === "." || s === "..")) return "The path has an empty, . or .. part.";
-  if (segments.some((s) => s.toLowerCase() === ".git")) return "Files inside .git cannot be changed.";
-  if (new TextEncoder().encode(path).length > 1024) return "The path is longer than 1024 bytes.";
-  return null;
+  const problem = filePathProblem(path);
+  if (problem === undefined) return null;
+  if (problem === "empty_segment" && path.endsWith("/") && !path.startsWith("/")) return "The path names a folder; add the file's name.";
+  return PATH_PROBLEM_WORDS[problem];
 }

@@ -1,14 +1,15 @@
-// /attempts: the caller's attempts and the tasks they may start, with a link to each.
+// /attempts: the tasks the caller was invited to, their attempts, and the public tasks anyone may
+// try, each with its organization (task-list.ts orders them). Two API calls: attempts and tasks.
 import type { components } from "../../../client/src/index";
 import { useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import { me } from "../lib/me";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
-import { useLoad } from "../lib/use-load";
 import { attemptFor } from "./start-attempt";
+import { candidateTaskLists, organizationOf, taskTitle } from "./task-list";
 
 type Attempt = components["schemas"]["Attempt"];
 type Task = components["schemas"]["Task"];
@@ -30,10 +31,6 @@ const OPEN_WORDS: Record<Attempt["status"], string> = {
 
 function date(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "";
-}
-
-function taskTitle(task: Task | undefined, id: string): string {
-  return task?.statement?.title ?? task?.title ?? `Task ${id}`;
 }
 
 export function MyAttemptsPage(_props: PageProps) {
@@ -61,8 +58,7 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string>();
   const byId = new Map(tasks.map((t) => [t.task_id, t]));
-  const attempted = new Set(attempts.map((a) => a.task_id));
-  const open = tasks.filter((t) => t.status === "READY" && !t.archived_at && !attempted.has(t.task_id));
+  const { invitations, publicTasks } = candidateTaskLists(tasks, attempts);
 
   async function start(taskId: string) {
     setBusy(taskId);
@@ -75,7 +71,7 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
     }
   }
 
-  if (attempts.length === 0 && open.length === 0) {
+  if (attempts.length === 0 && invitations.length === 0 && publicTasks.length === 0) {
     return (
       <Empty>
         You have no assessments yet. When an interviewer invites you, the invitation e-mail has a link that adds the task here.
@@ -86,15 +82,23 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
   return (
     <>
       {error && <ErrorBox message={error} />}
+      {invitations.length > 0 && (
+        <section aria-labelledby="invitations-title">
+          <h2 id="invitations-title">Your invitations</h2>
+          <p class="muted">Tasks an organization invited you to, newest first.</p>
+          <TaskCards tasks={invitations} busy={busy} onOpen={(id) => void start(id)} />
+        </section>
+      )}
       <section aria-labelledby="attempts-title">
         <h2 id="attempts-title">Your attempts</h2>
         {attempts.length === 0 ? (
-          <p class="muted">None yet: open a task below to start.</p>
+          <p class="muted">None yet: open a task {invitations.length > 0 ? "above" : "below"} to start.</p>
         ) : (
           <table>
             <thead>
               <tr>
                 <th scope="col">Task</th>
+                <th scope="col">Organization</th>
                 <th scope="col">Status</th>
                 <th scope="col">When</th>
                 <th scope="col">
@@ -106,6 +110,7 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
               {attempts.map((a) => (
                 <tr key={a.id}>
                   <td>{taskTitle(byId.get(a.task_id), a.task_id)}</td>
+                  <td>{organizationOf(byId.get(a.task_id)) ?? a.organization_id}</td>
                   <td>{STATUS_WORDS[a.status]}</td>
                   <td>
                     {a.status === "NOT_STARTED" && `Created ${date(a.created_at)}`}
@@ -123,25 +128,40 @@ function Lists({ attempts, tasks }: { attempts: Attempt[]; tasks: Task[] }) {
           </table>
         )}
       </section>
-      {open.length > 0 && (
-        <section aria-labelledby="tasks-title">
-          <h2 id="tasks-title">Tasks to start</h2>
-          <ul class="task-list">
-            {open.map((t) => (
-              <li key={t.task_id} class="panel">
-                <h3>{taskTitle(t, t.task_id)}</h3>
-                <p class="muted">
-                  {[t.language, t.time_limit_minutes ? `${t.time_limit_minutes} minutes` : "no time limit", t.ai_assistance ? "AI assistant allowed" : null].filter(Boolean).join(" · ")}
-                </p>
-                <button type="button" onClick={() => void start(t.task_id)} disabled={busy !== null} aria-label={`Open the task: ${taskTitle(t, t.task_id)}`}>
-                  {busy === t.task_id ? "Opening…" : "Open the task"}
-                </button>
-              </li>
-            ))}
-          </ul>
-          <p class="muted small">Opening a task does not start its clock: you press Start on the task's page.</p>
+      {publicTasks.length > 0 && (
+        <section aria-labelledby="public-title">
+          <h2 id="public-title">Public tasks</h2>
+          <p class="muted">Practice tasks that organizations publish for anyone signed in. They are not invitations: no one asked you to take them.</p>
+          <TaskCards tasks={publicTasks} busy={busy} onOpen={(id) => void start(id)} />
         </section>
       )}
+    </>
+  );
+}
+
+/** Tasks to open, each with its organization and how it runs. */
+function TaskCards({ tasks, busy, onOpen }: { tasks: Task[]; busy: string | null; onOpen: (taskId: string) => void }) {
+  return (
+    <>
+      <ul class="task-list">
+        {tasks.map((t) => {
+          const title = taskTitle(t, t.task_id);
+          const organization = organizationOf(t);
+          return (
+            <li key={t.task_id} class="panel">
+              <h3>{title}</h3>
+              <p>From {organization}</p>
+              <p class="muted">
+                {[t.language, t.time_limit_minutes ? `${t.time_limit_minutes} minutes` : "no time limit", t.ai_assistance ? "AI assistant allowed" : null].filter(Boolean).join(" · ")}
+              </p>
+              <button type="button" onClick={() => onOpen(t.task_id)} disabled={busy !== null} aria-label={`Open the task: ${title}, from ${organization}`}>
+                {busy === t.task_id ? "Opening…" : "Open the task"}
+              </button>
+            </li>
+          );
+        })}
+      </ul>
+      <p class="muted small">Opening a task does not start its clock: you press Start on the task's page.</p>
     </>
   );
 }

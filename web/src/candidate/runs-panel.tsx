@@ -3,7 +3,7 @@
 // with backoff in case the notification does not), and the runs before it.
 import type { components } from "../../../client/src/index";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
 import { backoffMs } from "../lib/backoff";
 import { describe } from "../lib/errors";

@@ -2,13 +2,12 @@
 // subscores, what scoring found of the tests and their own explanation. The API gives the
 // candidate their view of the report (no hidden test names, files or reviewer flags); staff who
 // open the page are sent to the console's report, which has the whole of it.
-import { api, call } from "../api";
+import { read, useLoad } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
-import { useLoad } from "../lib/use-load";
 import { subscoreRows, testFindings, type CandidateReport } from "./score-words";
 
 export function ScorePanel({ attemptId }: { attemptId: string }) {
-  const loaded = useLoad(() => call(api.GET("/api/v1/attempts/{attempt_id}/score-report", { params: { path: { attempt_id: attemptId } } })), [attemptId]);
+  const loaded = useLoad(() => read("/api/v1/attempts/{attempt_id}/score-report", { params: { path: { attempt_id: attemptId } } }), [attemptId]);
   if (loaded.error) return <ErrorBox message={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <Loading what="Loading your score" />;
   if (loaded.data.view === "staff") {

@@ -1,6 +1,6 @@
 // Starting work on a task: a new attempt, or the open one when there is one already (the API's
 // 409 names it), so a second click or a second tab never strands the candidate.
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { ApiError } from "../lib/errors";
 
 const ATTEMPT_ID = /\batt_[0-9a-f]{32}\b/;

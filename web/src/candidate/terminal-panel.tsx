@@ -3,7 +3,7 @@
 // without losing or repeating output.
 import type { components } from "../../../client/src/index";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { describe } from "../lib/errors";
 import { ExecutionSession, type ConnectionState, type ExecutionExit } from "./execution-session";
 import { LineEditor } from "./terminal-line";

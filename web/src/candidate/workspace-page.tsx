@@ -1,18 +1,17 @@
 // /attempts/:attemptId: the attempt and its task, then the start page (NOT_STARTED), the
 // workspace (IN_PROGRESS) or the submitted work, read-only.
 import { useEffect, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call, read, useLoad } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
-import { useLoad } from "../lib/use-load";
 import { TaskInfo, Workspace, type Attempt, type Task } from "./workspace";
 
 export function WorkspacePage({ params }: PageProps) {
   const attemptId = params.attemptId!;
   const loaded = useLoad(async () => {
-    const attempt = await call(api.GET("/api/v1/attempts/{attempt_id}", { params: { path: { attempt_id: attemptId } } }));
-    const task = await call(api.GET("/api/v1/tasks/{task_id}", { params: { path: { task_id: attempt.task_id } } }));
+    const attempt = await read("/api/v1/attempts/{attempt_id}", { params: { path: { attempt_id: attemptId } } });
+    const task = await read("/api/v1/tasks/{task_id}", { params: { path: { task_id: attempt.task_id } } });
     return { attempt, task };
   }, [attemptId]);
   const [attempt, setAttempt] = useState<Attempt | null>(null);

@@ -3,8 +3,8 @@
 // progress is shown read-only, as it was submitted.
 import type { components } from "../../../client/src/index";
 import { effect } from "@preact/signals";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { api, call } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
 import { ApiError, describe } from "../lib/errors";
 import { onNotification } from "../lib/notification-socket";
@@ -45,6 +45,27 @@ type Opened =
   | { path: string; kind: "unavailable"; message: string };
 
 type Tab = "task" | "tests" | "assistant" | "score";
+
+/** On a phone the panes are stacked, one at a time, behind tabs of their own. */
+type Pane = "files" | "editor" | "side" | "terminal";
+
+/** A phone's width: the header folds into a menu and the workspace shows one pane at a time (styles.css agrees). */
+const PHONE = "(max-width: 599px)";
+
+function usePhone(): boolean {
+  const [phone, setPhone] = useState(() => window.matchMedia(PHONE).matches);
+  useEffect(() => {
+    const query = window.matchMedia(PHONE);
+    const onChange = () => setPhone(query.matches);
+    onChange();
+    query.addEventListener("change", onChange);
+    return () => query.removeEventListener("change", onChange);
+  }, []);
+  return phone;
+}
+
+/** Focus to move once the page shows it: the editor (once it shows the open file), or an element by id. */
+const EDITOR = Symbol("editor");
 
 function browserStorage(): SaveStorage | null {
   try {
@@ -99,6 +120,9 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   const [submitError, setSubmitError] = useState<string>();
   const [timeUp, setTimeUp] = useState(false);
   const [newFile, setNewFile] = useState<{ path: string; problem?: string } | null>(null);
+  const phone = usePhone();
+  const [pane, setPane] = useState<Pane>(scored ? "side" : "editor");
+  const pendingFocus = useRef<typeof EDITOR | string | null>(null);
   const [filesVersion, setFilesVersion] = useState(0);
   const editorHost = useRef<HTMLDivElement>(null);
   const editors = useRef<Editors | null>(null);
@@ -219,7 +243,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
     editors.current = created;
     let alive = true;
     loadLanguage(task.language).then(
-      (languageOf) => alive && languageOf && created.setLanguage(languageOf),
+      (pack) => alive && created.setLanguage(pack),
       () => {},
     );
     return () => {
@@ -261,8 +285,27 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
     };
   }, [active]);
 
+  // Runs in the render that shows what is to be focused, before the next key press arrives, so no
+  // typed key falls to the page's body.
+  useLayoutEffect(() => {
+    const want = pendingFocus.current;
+    if (want === null) return;
+    if (want === EDITOR) {
+      if (opened?.kind !== "ready" || opened.path !== active) return;
+      editors.current?.view.focus();
+    } else document.getElementById(want)?.focus();
+    pendingFocus.current = null;
+  });
+
+  function showPane(next: Pane, focusTab = false) {
+    setPane(next);
+    if (focusTab) pendingFocus.current = `pane-tab-${next}`;
+  }
+
   function openFile(path: string) {
     setActive(path);
+    // The file tree is hidden behind the editor's pane now; the focus goes to that pane's tab.
+    if (phone) showPane("editor", true);
   }
 
   function createFile(event: Event) {
@@ -279,12 +322,18 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
     setFiles((f) => applyChanges(f ?? [], [[path, { op: "upsert", content: "" }]]));
     setNewFile(null);
     setActive(path);
-    setOpened(null);
-    // The effect on `active` does not run again for the same path; show it here then.
-    if (active === path) {
-      editors.current?.show(path, "");
-      setOpened({ path, kind: "ready" });
-    }
+    // Shown at once (the effect on `active` comes after the paint, and does not run again for the
+    // same path), and focused in the same render: the keys typed next go into the new file.
+    editors.current?.show(path, "");
+    setOpened({ path, kind: "ready" });
+    if (phone) setPane("editor");
+    pendingFocus.current = EDITOR;
+  }
+
+  /** Closes the new-file form; the focus goes back to its button. */
+  function cancelNewFile() {
+    setNewFile(null);
+    pendingFocus.current = "new-file-button";
   }
 
   function deleteFile() {
@@ -332,6 +381,66 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   const changedCount = (files ?? []).filter((f) => f.changed).length;
   const words = saveWords(save);
   const title = task.statement?.title ?? "Your assessment";
+  const panes: [Pane, string][] = [
+    ["files", "Files"],
+    ["editor", "Editor"],
+    ["side", task.ai_assistance ? "Task, tests, AI" : "Task & tests"],
+    ...(readOnly ? [] : ([["terminal", "Terminal"]] as [Pane, string][])),
+  ];
+  /** On a phone, a pane is the tab panel of its tab, hidden while another is shown. */
+  const paneOf = (id: Pane) => (phone ? { id: `pane-${id}`, role: "tabpanel" as const, "aria-labelledby": `pane-tab-${id}`, hidden: pane !== id } : {});
+
+  const tree = (
+    <>
+      <h2 id="files-title" class="pane-title">
+        Files
+      </h2>
+      {filesError && <ErrorBox message={filesError} onRetry={() => setFilesVersion((v) => v + 1)} />}
+      {!files && !filesError && <Loading what="Loading the files" />}
+      {files && <FileTree files={files} active={active} unsaved={unsaved} onOpen={openFile} />}
+      {!readOnly && files && (
+        <div class="tree-actions">
+          {newFile ? (
+            <form onSubmit={createFile}>
+              <label for="new-file-path">Path of the new file</label>
+              <input
+                id="new-file-path"
+                value={newFile.path}
+                onInput={(e) => setNewFile({ path: e.currentTarget.value })}
+                aria-invalid={newFile.problem ? "true" : undefined}
+                aria-describedby={newFile.problem ? "new-file-problem" : undefined}
+                placeholder="src/helpers.js"
+                onKeyDown={(e) => e.key === "Escape" && cancelNewFile()}
+              />
+              {newFile.problem && (
+                <p id="new-file-problem" class="bad small">
+                  {newFile.problem}
+                </p>
+              )}
+              <div class="row">
+                <button type="submit">Create</button>
+                <button type="button" class="secondary" onClick={cancelNewFile}>
+                  Cancel
+                </button>
+              </div>
+            </form>
+          ) : (
+            <button
+              type="button"
+              class="secondary"
+              id="new-file-button"
+              onClick={() => {
+                setNewFile({ path: "" });
+                pendingFocus.current = "new-file-path";
+              }}
+            >
+              New file
+            </button>
+          )}
+        </div>
+      )}
+    </>
+  );
 
   return (
     <div class={`workspace${readOnly ? " read-only" : ""}`}>
@@ -370,7 +479,8 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
               focus={justSubmitted}
               onShowScore={() => {
                 openTab("score");
-                document.getElementById("tab-score")?.focus();
+                setPane("side");
+                pendingFocus.current = "tab-score";
               }}
             />
           )}
@@ -382,49 +492,19 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
         </div>
       )}
 
-      <nav class="file-tree" aria-labelledby="files-title">
-        <h2 id="files-title" class="pane-title">
-          Files
-        </h2>
-        {filesError && <ErrorBox message={filesError} onRetry={() => setFilesVersion((v) => v + 1)} />}
-        {!files && !filesError && <Loading what="Loading the files" />}
-        {files && <FileTree files={files} active={active} unsaved={unsaved} onOpen={openFile} />}
-        {!readOnly && files && (
-          <div class="tree-actions">
-            {newFile ? (
-              <form onSubmit={createFile}>
-                <label for="new-file-path">Path of the new file</label>
-                <input
-                  id="new-file-path"
-                  value={newFile.path}
-                  onInput={(e) => setNewFile({ path: e.currentTarget.value })}
-                  aria-invalid={newFile.problem ? "true" : undefined}
-                  aria-describedby={newFile.problem ? "new-file-problem" : undefined}
-                  placeholder="src/helpers.js"
-                  autoFocus
-                />
-                {newFile.problem && (
-                  <p id="new-file-problem" class="bad small">
-                    {newFile.problem}
-                  </p>
-                )}
-                <div class="row">
-                  <button type="submit">Create</button>
-                  <button type="button" class="secondary" onClick={() => setNewFile(null)}>
-                    Cancel
-                  </button>
-                </div>
-              </form>
-            ) : (
-              <button type="button" class="secondary" onClick={() => setNewFile({ path: "" })}>
-                New file
-              </button>
-            )}
-          </div>
-        )}
-      </nav>
+      {phone && <PaneTabs panes={panes} pane={pane} onPane={(next) => showPane(next, true)} />}
 
-      <section class="editor-area" aria-labelledby="editor-title" onFocusOut={() => !readOnly && void queue.flush()}>
+      {phone ? (
+        <div class="file-tree" {...paneOf("files")}>
+          {tree}
+        </div>
+      ) : (
+        <nav class="file-tree" aria-labelledby="files-title">
+          {tree}
+        </nav>
+      )}
+
+      <section class="editor-area" aria-labelledby="editor-title" onFocusOut={() => !readOnly && void queue.flush()} {...paneOf("editor")}>
         <div class="editor-bar">
           <h2 id="editor-title" class="pane-title mono">
             {active ?? "No file open"}
@@ -443,7 +523,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
         <div class="editor" ref={editorHost} hidden={opened?.kind !== "ready"} />
       </section>
 
-      <section class="side" aria-label="Task, tests and assistant">
+      <section class="side" aria-label="Task, tests and assistant" {...paneOf("side")}>
         <Tabs tab={tab} onTab={openTab} assistant={task.ai_assistance} score={scored} />
         <div id="panel-task" role="tabpanel" aria-labelledby="tab-task" hidden={tab !== "task"} tabIndex={0}>
           <TaskInfo task={task} attempt={attempt} />
@@ -486,7 +566,11 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
         )}
       </section>
 
-      {!readOnly && <TerminalPanel attemptId={attemptId} file={opened?.kind === "ready" ? active : null} beforeRun={saveAll} />}
+      {!readOnly && (
+        <div class="terminal-pane" {...paneOf("terminal")}>
+          <TerminalPanel attemptId={attemptId} file={opened?.kind === "ready" ? active : null} beforeRun={saveAll} />
+        </div>
+      )}
 
       {!readOnly && (
         <SubmitDialog
@@ -501,6 +585,35 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
           onConfirm={(explanation) => void submit(explanation)}
         />
       )}
+    </div>
+  );
+}
+
+/** The phone's tabs over the workspace's panes: arrows, Home and End move between them, as in the side panel. */
+function PaneTabs({ panes, pane, onPane }: { panes: [Pane, string][]; pane: Pane; onPane: (pane: Pane) => void }) {
+  function onKeyDown(event: KeyboardEvent) {
+    const index = panes.findIndex(([p]) => p === pane);
+    const next = event.key === "ArrowRight" ? index + 1 : event.key === "ArrowLeft" ? index - 1 : event.key === "Home" ? 0 : event.key === "End" ? panes.length - 1 : null;
+    if (next === null) return;
+    event.preventDefault();
+    onPane(panes[(next + panes.length) % panes.length]![0]);
+  }
+  return (
+    <div class="tabs pane-tabs" role="tablist" aria-label="Workspace" onKeyDown={onKeyDown}>
+      {panes.map(([id, label]) => (
+        <button
+          key={id}
+          id={`pane-tab-${id}`}
+          type="button"
+          role="tab"
+          aria-selected={pane === id}
+          aria-controls={`pane-${id}`}
+          tabIndex={pane === id ? 0 : -1}
+          onClick={() => onPane(id)}
+        >
+          {label}
+        </button>
+      ))}
     </div>
   );
 }

@@ -3,7 +3,7 @@
 // about. New ones join the list as the socket brings them; opening one marks it read, "Mark all
 // read" marks what is shown.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { describe } from "../lib/errors";
 import { isStaff, me } from "../lib/me";
 import { onNotification, unreadCount, type AppNotification } from "../lib/notification-socket";

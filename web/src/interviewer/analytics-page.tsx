@@ -2,11 +2,10 @@
 // distributions, time to submit and the weekly trend, each with its figures in a table; the
 // per-task breakdown. The window and the task are in the address, so a view can be shared.
 import { useEffect, useState } from "preact/hooks";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
-import { useLoad } from "../lib/use-load";
 import { analyticsQuery, filterDates, funnelRows, PERCENTILES, percentiles, scoreRows, SUBSCORES, type Analytics, type Distribution } from "./analytics";
 import { Chart } from "./charts";
 import { formatDuration } from "./format";

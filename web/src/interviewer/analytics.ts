@@ -1,5 +1,6 @@
 // The organization analytics (docs/api.md, "Analytics") as the figures the charts draw. Pure.
 import type { components } from "../../../client/src/index";
+import { SUBSCORES as SUBSCORE_NAMES, type SubscoreName } from "../../../protocol/assessment-rules";
 
 export type Analytics = components["schemas"]["OrganizationAnalytics"];
 export type Distribution = components["schemas"]["AnalyticsDistribution"];
@@ -45,15 +46,18 @@ export function percentiles(d: Distribution, per = 1): (number | null)[] {
   });
 }
 
-export const SUBSCORES = [
-  { key: "correctness", label: "Correctness" },
-  { key: "test_coverage", label: "Test coverage" },
-  { key: "code_quality", label: "Code quality" },
-  { key: "behavior", label: "Behavior" },
-  { key: "communication", label: "Communication" },
-] as const;
+const SUBSCORE_LABELS: Record<SubscoreName, string> = {
+  correctness: "Correctness",
+  test_coverage: "Test coverage",
+  code_quality: "Code quality",
+  behavior: "Behavior",
+  communication: "Communication",
+};
 
-export type SubscoreKey = (typeof SUBSCORES)[number]["key"];
+/** The subscores in the rubric's order (the one list, protocol/assessment-rules.ts), with their labels. */
+export const SUBSCORES = SUBSCORE_NAMES.map((key) => ({ key, label: SUBSCORE_LABELS[key] }));
+
+export type SubscoreKey = SubscoreName;
 
 /** The overall score and each subscore as one row of a distribution table. */
 export function scoreRows(scores: Analytics["scores"]): { label: string; d: Distribution }[] {

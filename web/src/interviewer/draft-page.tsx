@@ -3,7 +3,7 @@
 // found, the fields to edit, validating again, and publishing a VALIDATED draft as a task.
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { ErrorBox, LoadError, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";

@@ -2,13 +2,12 @@
 // solves it, validated in the background; the list of the organization's drafts.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import { onNotification } from "../lib/notification-socket";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
-import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
 import { NoOrganization, Pager, StatusBadge, StatusFilter, useOrganization } from "./parts";
 import { NEW_TASK_OPTIONS, NewTaskOptions } from "./new-task-options";

@@ -3,10 +3,9 @@
 // fetched from the presigned URL the API gave and shown as text (or downloaded).
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
-import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
 import { installVersions, noInstallStepsText } from "./install-words";
 import { StatusBadge } from "./parts";

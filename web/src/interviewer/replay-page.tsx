@@ -4,12 +4,11 @@
 // previous save, from the save history's contents. The logic is in replay.ts.
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
 import { runOutcomeText } from "../lib/run-words";
-import { useLoad } from "../lib/use-load";
 import { formatDateTime, plural } from "./format";
 import {
   changesAt,

@@ -1,87 +1,81 @@
-// An attempt's score report for its reviewers (docs/scoring.md): the overall score, the five
-// subscores drawn, the candidate's explanation, and the evidence behind each (GET .../evaluation/evidence: the hidden tests
-// that failed, coverage, lint findings, ..., and the review flags with their lines). Before scoring has finished the report is a 404
-// saying why; the page shows that and waits for score_report.ready (polling while it scores).
+// An attempt's score report for its reviewers (docs/scoring.md), in two requests at most: GET
+// .../evaluation/review (the attempt, its task's title, the candidate's address, the report in force with
+// its evidence: the hidden tests that failed, coverage, lint findings, ..., and the review flags with
+// their lines) and, once submitted, GET .../evaluation/review/diff (the submission's changes against the
+// task's version, file by file, drawn by ./diff-view, loaded only here). Before scoring has finished the
+// review says why there is no report; the page shows that and waits for score_report.ready (polling
+// while it scores).
 import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, ApiError, call } from "../api";
-import { ErrorBox, Loading } from "../components/states";
+import { api, call, useLoad } from "../lib/data";
+import { ErrorBox, LoadError, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
 import { SUBSCORES, type SubscoreKey } from "./analytics";
 import { Chart } from "./charts";
+import type { DiffHandle, DiffLayout } from "./diff-view";
+import { contentNote, diffSummary, diffTexts, fileStatusText, KEPT_AT_TASK_VERSION, type DiffFile } from "./diff-words";
 import { shapeOf } from "./evidence";
 import { formatDateTime, humanize } from "./format";
 import { StatusBadge, TestIds } from "./parts";
 import { lineSummary, numberedLines, reviewFlagGroups, type ReviewFlag } from "./review-flags";
 import { useWatched, type WatchMode } from "./use-watched";
 
-type Attempt = components["schemas"]["Attempt"];
-type Report = components["schemas"]["ScoreReport"] | components["schemas"]["CandidateScoreReport"];
+type Review = components["schemas"]["AttemptReview"];
+type Attempt = Review["attempt"];
 type Evidence = components["schemas"]["ScoreEvidence"];
 
-interface Loaded {
-  attempt: Attempt;
-  report: Report | null;
-  /** Why there is no report yet, in the API's words. */
-  missing: string | null;
-  evidence: Evidence | null;
-  evidenceError: string | null;
-}
-
-async function loadReport(attemptId: string): Promise<Loaded> {
-  const path = { params: { path: { attempt_id: attemptId } } };
-  const attempt = await call(api.GET("/api/v1/attempts/{attempt_id}", path));
-  let report: Report;
-  try {
-    report = await call(api.GET("/api/v1/attempts/{attempt_id}/score-report", path));
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return { attempt, report: null, missing: e.message, evidence: null, evidenceError: null };
-    throw e;
-  }
-  try {
-    const evidence = await call(api.GET("/api/v1/attempts/{attempt_id}/evaluation/evidence", path));
-    return { attempt, report, missing: null, evidence, evidenceError: null };
-  } catch (e) {
-    return { attempt, report, missing: null, evidence: null, evidenceError: describe(e) };
-  }
+function loadReview(attemptId: string): Promise<Review> {
+  return call(api.GET("/api/v1/attempts/{attempt_id}/evaluation/review", { params: { path: { attempt_id: attemptId } } }));
 }
 
 /** Scoring under way: poll. Not submitted, or failed (an orgadmin may re-score): only a notification says when that changes. */
-function watchMode(v: Loaded): WatchMode {
+function watchMode(v: Review): WatchMode {
   if (v.report) return "done";
   return v.attempt.scoring?.status === "scoring" ? "poll" : "listen";
 }
 
 const ABOUT_SCORING = new Set(["score_report.ready", "attempt.submitted", "attempt.auto_submitted"]);
 
+/** The candidate as the API knows them: their e-mail address, else their user id. */
+const candidateName = (review: Review) => review.candidate.email ?? review.candidate.id;
+
 export function ReportPage({ params }: PageProps) {
   const attemptId = params.attemptId ?? "";
-  const loaded = useWatched(() => loadReport(attemptId), [attemptId], watchMode, (n) => ABOUT_SCORING.has(n.type) && n.payload.attempt_id === attemptId);
+  const loaded = useWatched(() => loadReview(attemptId), [attemptId], watchMode, (n) => ABOUT_SCORING.has(n.type) && n.payload.attempt_id === attemptId);
 
   if (loaded.error || !loaded.data) {
     return (
       <>
         <h1>Score report</h1>
-        {loaded.error ? <ErrorBox message={loaded.error} onRetry={loaded.reload} /> : <Loading what="Loading the score report" />}
+        {loaded.error ? (
+          <LoadError error={loaded.error} status={loaded.status} what="This attempt" back={{ href: "/console/tasks", label: "Back to the tasks" }} onRetry={loaded.reload} />
+        ) : (
+          <Loading what="Loading the score report" />
+        )}
       </>
     );
   }
-  const { attempt, report, missing, evidence, evidenceError } = loaded.data;
+  const review = loaded.data;
+  const { attempt, report, report_missing: missing } = review;
   return (
     <>
       <p class="crumbs">
-        <a href={`/console/tasks/${encodeURIComponent(attempt.task_id)}`}>The task</a>
+        <a href={`/console/tasks/${encodeURIComponent(review.task.task_id)}`}>{review.task.title}</a>
         {attempt.started_at && <a href={`/console/attempts/${encodeURIComponent(attempt.id)}/replay`}>Replay of the attempt</a>}
       </p>
       <h1>Score report</h1>
-      <AttemptFacts attempt={attempt} />
+      <p class="lead">
+        <strong>{candidateName(review)}</strong> on <strong>{review.task.title}</strong>
+      </p>
+      <AttemptFacts review={review} />
       {loaded.staleError && <p class="muted">Could not check again: {loaded.staleError} Trying again shortly.</p>}
       {report ? (
         <>
           <Scores report={report} />
           <Explanation text={report.explanation} autoSubmitted={attempt.auto_submitted} />
-          {evidenceError ? <ErrorBox message={`The evidence could not be loaded: ${evidenceError}`} onRetry={loaded.reload} /> : evidence && <EvidenceSections evidence={evidence} />}
+          <EvidenceSections evidence={report} />
         </>
       ) : (
         <section class="box" aria-labelledby="pending-heading">
@@ -94,13 +88,109 @@ export function ReportPage({ params }: PageProps) {
           </p>
         </section>
       )}
+      {attempt.submitted_at && <SubmissionDiff attemptId={attempt.id} scoreId={report?.score_id ?? null} />}
     </>
   );
 }
 
-function AttemptFacts({ attempt }: { attempt: Attempt }) {
+/**
+ * The submission's changes against the task's version, file by file, unified or side by side.
+ * Loaded again when a report comes into force, as the report says which files the run kept.
+ */
+function SubmissionDiff({ attemptId, scoreId }: { attemptId: string; scoreId: string | null }) {
+  const diff = useLoad(
+    () => call(api.GET("/api/v1/attempts/{attempt_id}/evaluation/review/diff", { params: { path: { attempt_id: attemptId } } })),
+    [attemptId, scoreId],
+  );
+  const [layout, setLayout] = useState<DiffLayout>("unified");
+  return (
+    <section aria-labelledby="diff-heading">
+      <h2 id="diff-heading">The submission's changes</h2>
+      {diff.error ? (
+        <ErrorBox message={`The changes could not be loaded: ${diff.error}`} onRetry={diff.reload} />
+      ) : !diff.data ? (
+        <Loading what="Loading the changes" />
+      ) : (
+        <>
+          <p>{diffSummary(diff.data.files)}</p>
+          {diff.data.kept_from === "rules" && diff.data.files.some((f) => f.kept_at_task_version) && (
+            <p class="muted">Until the report is in, the files marked are those the scoring rules keep; the sandbox runner may keep more harness files.</p>
+          )}
+          {diff.data.files.length > 0 && (
+            <fieldset class="row diff-layout">
+              <legend>Show the changes</legend>
+              {(
+                [
+                  ["unified", "Unified"],
+                  ["split", "Side by side"],
+                ] as const
+              ).map(([value, label]) => (
+                <label key={value}>
+                  <input type="radio" name="diff-layout" value={value} checked={layout === value} onChange={() => setLayout(value)} /> {label}
+                </label>
+              ))}
+            </fieldset>
+          )}
+          {diff.data.files.map((file, i) => (
+            <DiffFileSection key={file.path} file={file} layout={layout} initiallyOpen={i < OPEN_FILES} />
+          ))}
+        </>
+      )}
+    </section>
+  );
+}
+
+// The first files are drawn at once; the rest when opened, so a large submission loads quickly.
+const OPEN_FILES = 10;
+
+function DiffFileSection({ file, layout, initiallyOpen }: { file: DiffFile; layout: DiffLayout; initiallyOpen: boolean }) {
+  const [open, setOpen] = useState(initiallyOpen);
+  const note = contentNote(file);
+  return (
+    <details class={`diff-file${file.kept_at_task_version ? " kept" : ""}`} open={open} onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>
+        <code>{file.path}</code> <span class="muted">{fileStatusText(file)}</span>
+        {file.kept_at_task_version && <strong class="bad"> · kept at the task's version</strong>}
+      </summary>
+      {file.kept_at_task_version && <p class="bad">{KEPT_AT_TASK_VERSION}</p>}
+      {note ? <p class="muted">{note}</p> : open && <DiffCanvas file={file} layout={layout} />}
+    </details>
+  );
+}
+
+/** One file's diff, drawn by ./diff-view (CodeMirror's merge view), which is downloaded at the first diff shown. */
+function DiffCanvas({ file, layout }: { file: DiffFile; layout: DiffLayout }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    let alive = true;
+    let handle: DiffHandle | undefined;
+    const { base, submitted } = diffTexts(file);
+    import("./diff-view").then(
+      ({ mountDiff }) => {
+        if (alive && ref.current) handle = mountDiff(ref.current, base, submitted, layout, file.path);
+      },
+      (e: unknown) => alive && setError(describe(e)),
+    );
+    return () => {
+      alive = false;
+      handle?.destroy();
+    };
+  }, [file, layout]);
+  if (error) return <ErrorBox message={`The diff could not be drawn: ${error}`} />;
+  return <div ref={ref} class="diff-view" />;
+}
+
+function AttemptFacts({ review }: { review: Review }) {
+  const attempt: Attempt = review.attempt;
   return (
     <dl class="facts">
+      <dt>Candidate</dt>
+      <dd>{candidateName(review)}</dd>
+      <dt>Task</dt>
+      <dd>
+        <a href={`/console/tasks/${encodeURIComponent(review.task.task_id)}`}>{review.task.title}</a>
+      </dd>
       <dt>Status</dt>
       <dd>
         <StatusBadge status={attempt.status} />
@@ -125,7 +215,7 @@ function AttemptFacts({ attempt }: { attempt: Attempt }) {
   );
 }
 
-function Scores({ report }: { report: Report }) {
+function Scores({ report }: { report: Evidence }) {
   return (
     <section aria-labelledby="scores-heading">
       <h2 id="scores-heading">Scores</h2>

@@ -1,90 +1,60 @@
-// A task's candidates: invite one by e-mail (POST /invites/candidate), the invitations with
-// their state and delivery (resend, revoke), and the attempts with their status, score and
-// links to the score report and the replay. Both lists follow the notifications about the task.
+// A task's candidates in one list (GET /tasks/{task_id}/candidates): everyone invited to the task
+// or with an attempt on it, each with their invitation's state and delivery (resend, revoke), their
+// attempt's status and score, and links to the score report and the replay. Invite one by e-mail
+// (POST /invites/candidate). One request a page, whatever the page holds; it follows the
+// notifications about the task.
 import { useEffect, useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import { onNotification } from "../lib/notification-socket";
-import { useLoad } from "../lib/use-load";
 import { formatDateTime } from "./format";
 import { Outcome, Pager, StatusBadge } from "./parts";
 
 type Task = components["schemas"]["Task"];
 type Invitation = components["schemas"]["Invitation"];
-type Attempt = components["schemas"]["Attempt"];
+type Candidate = components["schemas"]["TaskCandidate"];
 
 const ABOUT_THE_TASK = new Set(["invitation.accepted", "attempt.submitted", "attempt.auto_submitted", "score_report.ready"]);
+const PAGE_SIZE = 20;
 
 export function TaskCandidates({ task }: { task: Task }) {
-  const [invitePage, setInvitePage] = useState(1);
-  const [attemptPage, setAttemptPage] = useState(1);
-  const invitations = useLoad(
-    () =>
-      call(
-        api.GET("/api/v1/invites", {
-          params: { query: { organization_id: task.organization_id, task_id: task.task_id, page: invitePage, limit: 20 } },
-        }),
-      ),
-    [task.task_id, invitePage],
-  );
-  const attempts = useLoad(
-    () => call(api.GET("/api/v1/attempts", { params: { query: { task_id: task.task_id, page: attemptPage, limit: 10 } } })),
-    [task.task_id, attemptPage],
+  const [page, setPage] = useState(1);
+  const candidates = useLoad(
+    () => call(api.GET("/api/v1/tasks/{task_id}/candidates", { params: { path: { task_id: task.task_id }, query: { page, limit: PAGE_SIZE } } })),
+    [task.task_id, page],
   );
   useEffect(
     () =>
       onNotification((n) => {
-        if (!ABOUT_THE_TASK.has(n.type) || n.payload.task_id !== task.task_id) return;
-        invitations.reload();
-        attempts.reload();
+        if (ABOUT_THE_TASK.has(n.type) && n.payload.task_id === task.task_id) candidates.reload();
       }),
     [task.task_id],
   );
-
-  // Attempts name their candidate by user id; the invitations they accepted give the address.
-  const emails = new Map((invitations.data?.items ?? []).filter((i) => i.used_by).map((i) => [i.used_by!, i.email]));
   const open = task.status === "READY" && !task.archived_at;
 
   return (
-    <>
-      <section aria-labelledby="invite-heading">
-        <h2 id="invite-heading">Invitations</h2>
-        {open ? (
-          <InviteForm taskId={task.task_id} onInvited={invitations.reload} />
-        ) : (
-          <p class="muted">{task.archived_at ? "The task is archived: it takes no new invitations." : "Candidates can be invited once the task is READY."}</p>
-        )}
-        {invitations.error ? (
-          <ErrorBox message={invitations.error} onRetry={invitations.reload} />
-        ) : !invitations.data ? (
-          <Loading what="Loading invitations" />
-        ) : invitations.data.items.length === 0 ? (
-          <Empty>No one is invited to this task yet.</Empty>
-        ) : (
-          <>
-            <InvitationTable items={invitations.data.items} onChanged={invitations.reload} />
-            <Pager pagination={invitations.data.pagination} onPage={setInvitePage} label="Invitations" />
-          </>
-        )}
-      </section>
-      <section aria-labelledby="attempts-heading">
-        <h2 id="attempts-heading">Attempts</h2>
-        {attempts.error ? (
-          <ErrorBox message={attempts.error} onRetry={attempts.reload} />
-        ) : !attempts.data ? (
-          <Loading what="Loading attempts" />
-        ) : attempts.data.items.length === 0 ? (
-          <Empty>No attempts yet.</Empty>
-        ) : (
-          <>
-            <AttemptTable items={attempts.data.items} emails={emails} />
-            <Pager pagination={attempts.data.pagination} onPage={setAttemptPage} label="Attempts" />
-          </>
-        )}
-      </section>
-    </>
+    <section aria-labelledby="candidates-heading">
+      <h2 id="candidates-heading">Candidates</h2>
+      {open ? (
+        <InviteForm taskId={task.task_id} onInvited={candidates.reload} />
+      ) : (
+        <p class="muted">{task.archived_at ? "The task is archived: it takes no new invitations." : "Candidates can be invited once the task is READY."}</p>
+      )}
+      {candidates.error ? (
+        <ErrorBox message={candidates.error} onRetry={candidates.reload} />
+      ) : !candidates.data ? (
+        <Loading what="Loading the candidates" />
+      ) : candidates.data.items.length === 0 ? (
+        <Empty>No one is invited to this task yet, and no one has an attempt on it.</Empty>
+      ) : (
+        <>
+          <CandidateTable items={candidates.data.items} onChanged={candidates.reload} />
+          <Pager pagination={candidates.data.pagination} onPage={setPage} label="Candidates" />
+        </>
+      )}
+    </section>
   );
 }
 
@@ -126,7 +96,10 @@ function InviteForm({ taskId, onInvited }: { taskId: string; onInvited: () => vo
   );
 }
 
-function InvitationTable({ items, onChanged }: { items: Invitation[]; onChanged: () => void }) {
+/** The candidate as the API knows them: their e-mail address, else their user id. */
+const nameOf = (c: Candidate) => c.candidate.email ?? c.candidate.id ?? "unknown";
+
+function CandidateTable({ items, onChanged }: { items: Candidate[]; onChanged: () => void }) {
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<string>();
   const [outcome, setOutcome] = useState<string>();
@@ -157,39 +130,78 @@ function InvitationTable({ items, onChanged }: { items: Invitation[]; onChanged:
         <thead>
           <tr>
             <th scope="col">Candidate</th>
-            <th scope="col">Status</th>
-            <th scope="col">E-mail</th>
-            <th scope="col">Expires</th>
+            <th scope="col">Invitation</th>
+            <th scope="col">Attempt</th>
+            <th scope="col">Score</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
-          {items.map((i) => {
-            const reopenable = (i.status === "unused" || i.status === "expired") && !i.superseded_by;
+          {items.map((c) => {
+            const who = nameOf(c);
+            const i = c.invitation;
+            const a = c.attempt;
+            const reopenable = i !== null && (i.status === "unused" || i.status === "expired") && !i.superseded_by;
             return (
-              <tr key={i.invite_id}>
-                <td>{i.email}</td>
+              <tr key={c.candidate.id ?? i?.invite_id ?? who}>
+                <td>{who}</td>
                 <td>
-                  <StatusBadge status={i.status} />
-                  {i.used_at && <div class="muted">accepted {formatDateTime(i.used_at)}</div>}
-                  {i.superseded_by && <div class="muted">replaced by a newer invitation</div>}
-                </td>
-                <td>
-                  <StatusBadge status={i.delivery_status} />
-                  {i.delivery_error && <div class="bad">{i.delivery_error}</div>}
-                </td>
-                <td>{formatDateTime(i.expires_at)}</td>
-                <td>
-                  {reopenable && (
-                    <div class="row">
-                      <button type="button" class="secondary" disabled={busy === i.invite_id} onClick={() => void act(i, "resend")} aria-label={`Resend: ${i.email}`}>
-                        Resend
-                      </button>
-                      <button type="button" class="danger" disabled={busy === i.invite_id} onClick={() => void act(i, "revoke")} aria-label={`Revoke: ${i.email}`}>
-                        Revoke
-                      </button>
-                    </div>
+                  {i ? (
+                    <>
+                      <StatusBadge status={i.status} />
+                      {i.used_at ? (
+                        <div class="muted">accepted {formatDateTime(i.used_at)}</div>
+                      ) : (
+                        <>
+                          <div>
+                            e-mail: <StatusBadge status={i.delivery_status} />
+                          </div>
+                          {i.delivery_error && <div class="bad">{i.delivery_error}</div>}
+                          <div class="muted">expires {formatDateTime(i.expires_at)}</div>
+                        </>
+                      )}
+                    </>
+                  ) : (
+                    <span class="muted">none</span>
                   )}
+                </td>
+                <td>
+                  {a ? (
+                    <>
+                      <StatusBadge status={a.status} />
+                      {a.auto_submitted && <div class="muted">by the deadline</div>}
+                      {a.started_at && <div class="muted">started {formatDateTime(a.started_at)}</div>}
+                      {a.submitted_at && <div class="muted">submitted {formatDateTime(a.submitted_at)}</div>}
+                      {c.attempts > 1 && <div class="muted">the newest of {c.attempts} attempts</div>}
+                    </>
+                  ) : (
+                    <span class="muted">not started</span>
+                  )}
+                </td>
+                <td>{scoreText(c)}</td>
+                <td>
+                  <div class="row">
+                    {a && (
+                      <a href={`/console/attempts/${encodeURIComponent(a.id)}/report`} aria-label={`Report: ${who}`}>
+                        Report
+                      </a>
+                    )}
+                    {a?.started_at && (
+                      <a href={`/console/attempts/${encodeURIComponent(a.id)}/replay`} aria-label={`Replay: ${who}`}>
+                        Replay
+                      </a>
+                    )}
+                    {i && reopenable && (
+                      <>
+                        <button type="button" class="secondary" disabled={busy === i.invite_id} onClick={() => void act(i, "resend")} aria-label={`Resend: ${i.email}`}>
+                          Resend
+                        </button>
+                        <button type="button" class="danger" disabled={busy === i.invite_id} onClick={() => void act(i, "revoke")} aria-label={`Revoke: ${i.email}`}>
+                          Revoke
+                        </button>
+                      </>
+                    )}
+                  </div>
                 </td>
               </tr>
             );
@@ -200,80 +212,16 @@ function InvitationTable({ items, onChanged }: { items: Invitation[]; onChanged:
   );
 }
 
-function AttemptTable({ items, emails }: { items: Attempt[]; emails: Map<string, string> }) {
-  return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Candidate</th>
-          <th scope="col">Status</th>
-          <th scope="col">Started</th>
-          <th scope="col">Submitted</th>
-          <th scope="col">Score</th>
-          <th scope="col">Review</th>
-        </tr>
-      </thead>
-      <tbody>
-        {items.map((a) => {
-          const id = encodeURIComponent(a.id);
-          const who = emails.get(a.candidate_id) ?? a.candidate_id;
-          return (
-            <tr key={a.id}>
-              <td>{who}</td>
-              <td>
-                <StatusBadge status={a.status} />
-                {a.auto_submitted && <div class="muted">by the deadline</div>}
-              </td>
-              <td>{formatDateTime(a.started_at)}</td>
-              <td>{formatDateTime(a.submitted_at)}</td>
-              <td>{a.score_id ? <Score attemptId={a.id} scoreId={a.score_id} /> : "—"}</td>
-              <td>
-                <div class="row">
-                  <a href={`/console/attempts/${id}/report`} aria-label={`Report: ${who}`}>
-                    Report
-                  </a>
-                  {a.started_at && (
-                    <a href={`/console/attempts/${id}/replay`} aria-label={`Replay: ${who}`}>
-                      Replay
-                    </a>
-                  )}
-                </div>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-  );
-}
-
-// A score report never changes under its id, so each is asked for once per page load, and one
-// at a time, which keeps a page of scored attempts inside the API's burst limit.
-const scores = new Map<string, Promise<number>>();
-let queue: Promise<unknown> = Promise.resolve();
-
-function overallScore(attemptId: string, scoreId: string): Promise<number> {
-  const known = scores.get(scoreId);
-  if (known) return known;
-  const asked = queue.then(() => call(api.GET("/api/v1/attempts/{attempt_id}/score-report", { params: { path: { attempt_id: attemptId } } })));
-  const score = asked.then((report) => report.overall_score);
-  queue = score.catch(() => undefined);
-  scores.set(scoreId, score);
-  score.catch(() => scores.delete(scoreId));
-  return score;
-}
-
-function Score({ attemptId, scoreId }: { attemptId: string; scoreId: string }) {
-  const [value, setValue] = useState<number | string>();
-  useEffect(() => {
-    let alive = true;
-    overallScore(attemptId, scoreId).then(
-      (n) => alive && setValue(n),
-      (e: unknown) => alive && setValue(`not available: ${describe(e)}`),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [scoreId]);
-  return <>{value ?? "…"}</>;
+/** The newest attempt's score: the overall score in force, else how scoring stands. */
+export function scoreText(c: Pick<Candidate, "score">): string {
+  const { status, overall_score } = c.score;
+  if (overall_score !== null) return status === "scoring" ? `${overall_score} (being scored again)` : String(overall_score);
+  switch (status) {
+    case "scoring":
+      return "being scored";
+    case "failed":
+      return "scoring failed";
+    default:
+      return "—";
+  }
 }

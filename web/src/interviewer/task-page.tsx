@@ -1,9 +1,10 @@
 // One task for its staff: while it is imported, its progress, watched until READY or FAILED
 // (the task.import_finished notification, polling with backoff as the fallback); a failure's
-// reason and logs; the statement and settings to edit; its candidates and their attempts.
+// reason and logs; the statement and settings to edit; its candidates and their attempts. Two
+// requests: the task, and (once READY) its candidates with their attempts' status and score.
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call } from "../lib/data";
 import { LoadError, Loading } from "../components/states";
 import type { PageProps } from "../lib/page";
 import { formatDateTime } from "./format";
@@ -67,7 +68,14 @@ export function TaskPage({ params }: PageProps) {
         <h2 id="edit-heading">Statement and settings</h2>
         <TaskFieldsForm id="task" source={t} onSave={save} />
       </section>
-      <TaskCandidates task={t} />
+      {t.status === "READY" ? (
+        <TaskCandidates task={t} />
+      ) : (
+        <section aria-labelledby="candidates-heading">
+          <h2 id="candidates-heading">Candidates</h2>
+          <p class="muted">Candidates can be invited once the task is READY.</p>
+        </section>
+      )}
     </>
   );
 }

@@ -3,12 +3,11 @@
 // validated like an import, so the button goes to the new task's page, which watches it.
 import { useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
-import { api, call } from "../api";
+import { api, call, useLoad } from "../lib/data";
 import { Empty, ErrorBox, Loading } from "../components/states";
 import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
 import { navigate } from "../lib/router";
-import { useLoad } from "../lib/use-load";
 import { plural } from "./format";
 import { NoOrganization, Pager, useOrganization } from "./parts";
 

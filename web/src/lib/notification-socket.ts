@@ -1,17 +1,14 @@
 // The user's notification socket (docs/api.md, "Notifications"): a browser ticket, then the
 // socket; reconnects with backoff and `after_id` so nothing is missed; pings to stay open.
 // Pages subscribe to the notifications they care about (run.finished, task.import_finished, ...).
+// Every frame is parsed with the schema the Worker sends it by (protocol/socket-messages.ts); one
+// that does not parse is ignored.
 import { signal } from "@preact/signals";
-import { api, call } from "../api";
+import { notificationServerMessageSchema, parseSocketMessage, PING, type NotificationServerMessage, type SocketNotification } from "../../../protocol/socket-messages";
+import { api, call } from "./data";
 import { backoffMs } from "./backoff";
 
-export interface AppNotification {
-  id: number;
-  type: string;
-  created_at: string;
-  read_at: string | null;
-  payload: Record<string, unknown>;
-}
+export type AppNotification = SocketNotification;
 
 type Listener = (notification: AppNotification) => void;
 
@@ -46,27 +43,37 @@ async function connect(): Promise<void> {
   ws.onopen = () => {
     attempt = 0;
     socketState.value = "open";
-    pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send('{"type":"ping"}'), 30_000);
+    pinger = setInterval(() => ws.readyState === WebSocket.OPEN && ws.send(PING), 30_000);
   };
-  ws.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { type: string; last_id?: number; unread?: number; notification?: AppNotification };
-    if (message.type === "hello") {
-      unreadCount.value = message.unread ?? 0;
-      lastId ??= message.last_id;
-    } else if (message.type === "notification" && message.notification) {
-      lastId = Math.max(lastId ?? 0, message.notification.id);
-      if (!message.notification.read_at) unreadCount.value += 1;
-      for (const listener of listeners) listener(message.notification);
-    } else if (message.type === "read") {
-      unreadCount.value = message.unread ?? unreadCount.value;
-    }
-  };
+  ws.onmessage = (event) => receiveFrame(event.data);
   ws.onclose = () => {
     clearInterval(pinger);
     if (socket === ws) socket = undefined;
     socketState.value = "closed";
     retry();
   };
+}
+
+/**
+ * One frame of the socket: what it changes (the unread count, the replay point) and the
+ * listeners it tells. A frame that is not JSON or not a message of the schema is ignored.
+ */
+export function receiveFrame(raw: unknown): void {
+  const message = parseSocketMessage(notificationServerMessageSchema, raw);
+  if (message) receive(message);
+}
+
+function receive(message: NotificationServerMessage): void {
+  if (message.type === "hello") {
+    unreadCount.value = message.unread;
+    lastId ??= message.last_id;
+  } else if (message.type === "notification") {
+    lastId = Math.max(lastId ?? 0, message.notification.id);
+    if (!message.notification.read_at) unreadCount.value += 1;
+    for (const listener of listeners) listener(message.notification);
+  } else if (message.type === "read") {
+    unreadCount.value = message.unread;
+  }
 }
 
 function retry(): void {

@@ -1,6 +1,11 @@
-import type { Language } from "@codemirror/language";
-import { goLanguage } from "@codemirror/lang-go";
+// Go: the grammar with lang-go's completion sources (keywords and snippets, the names in scope).
+import { go } from "@codemirror/lang-go";
+import { editingHelp } from "../editor-help";
+import type { LanguagePack } from "../language-pack";
 
-export function languageOf(path: string): Language | null {
-  return /\.go$/i.test(path) ? goLanguage : null;
-}
+const support = go();
+
+export const pack: LanguagePack = {
+  support: (path) => (/\.go$/i.test(path) ? support : null),
+  editing: editingHelp,
+};

@@ -1,6 +1,11 @@
-import type { Language } from "@codemirror/language";
-import { javaLanguage } from "@codemirror/lang-java";
+// Java: the grammar; lang-java has no completion source, so completion is the document's words.
+import { java } from "@codemirror/lang-java";
+import { editingHelp } from "../editor-help";
+import type { LanguagePack } from "../language-pack";
 
-export function languageOf(path: string): Language | null {
-  return /\.java$/i.test(path) ? javaLanguage : null;
-}
+const support = java();
+
+export const pack: LanguagePack = {
+  support: (path) => (/\.java$/i.test(path) ? support : null),
+  editing: editingHelp,
+};

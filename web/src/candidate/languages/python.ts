@@ -1,6 +1,11 @@
-import type { Language } from "@codemirror/language";
-import { pythonLanguage } from "@codemirror/lang-python";
+// Python: the grammar with lang-python's completion sources (the names in scope, builtins and snippets).
+import { python } from "@codemirror/lang-python";
+import { editingHelp } from "../editor-help";
+import type { LanguagePack } from "../language-pack";
 
-export function languageOf(path: string): Language | null {
-  return /\.pyi?$/i.test(path) ? pythonLanguage : null;
-}
+const support = python();
+
+export const pack: LanguagePack = {
+  support: (path) => (/\.pyi?$/i.test(path) ? support : null),
+  editing: editingHelp,
+};

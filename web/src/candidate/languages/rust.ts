@@ -1,6 +1,11 @@
-import type { Language } from "@codemirror/language";
-import { rustLanguage } from "@codemirror/lang-rust";
+// Rust: the grammar; lang-rust has no completion source, so completion is the document's words.
+import { rust } from "@codemirror/lang-rust";
+import { editingHelp } from "../editor-help";
+import type { LanguagePack } from "../language-pack";
 
-export function languageOf(path: string): Language | null {
-  return /\.rs$/i.test(path) ? rustLanguage : null;
-}
+const support = rust();
+
+export const pack: LanguagePack = {
+  support: (path) => (/\.rs$/i.test(path) ? support : null),
+  editing: editingHelp,
+};
