@@ -120,6 +120,24 @@ export function defaultConfig(input: RunnerConfigInput): RunnerConfig {
   };
 }
 
+/**
+ * Where a prepare job's egress socket is made: a short name under the work dir, never the job's
+ * own folder, whose name holds the job id (up to 128 characters). A Unix socket's path has at
+ * most 107 bytes, so the work dir's length is checked when the runner starts.
+ */
+export const egressSocketPath = (workDir: string, name: string) => join(workDir, "sockets", `${name}.sock`);
+/** The random part of an egress socket's name, in hex digits. */
+export const EGRESS_SOCKET_NAME_LENGTH = 12;
+const UNIX_SOCKET_PATH_MAX = 107;
+
+/** Why `workDir` cannot hold the runner's sockets, or null when it can. */
+export function workDirProblem(workDir: string): string | null {
+  const longest = Buffer.byteLength(egressSocketPath(workDir, "x".repeat(EGRESS_SOCKET_NAME_LENGTH)));
+  if (longest <= UNIX_SOCKET_PATH_MAX) return null;
+  const room = UNIX_SOCKET_PATH_MAX - (longest - Buffer.byteLength(workDir));
+  return `RUNNER_WORK_DIR ${workDir} is ${Buffer.byteLength(workDir)} bytes long; the runner's Unix sockets live under it and their paths may have ${UNIX_SOCKET_PATH_MAX} bytes, so it may have at most ${room}: choose a shorter directory`;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -127,6 +145,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): RunnerConfig {
     throw new Error(`invalid runner configuration: ${problems}`);
   }
   const e = parsed.data;
+  const workDirRefusal = workDirProblem(resolve(e.RUNNER_WORK_DIR));
+  if (workDirRefusal) throw new Error(`invalid runner configuration: ${workDirRefusal}`);
   return defaultConfig({
     host: e.RUNNER_HOST,
     port: e.RUNNER_PORT,

@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { lchown, mkdir, readdir, readFile, rename, rmdir, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { ArchivePolicy } from "./archive";
 import { createArchive, inspectArchive } from "./archive";
 import type { ArtifactCache, CacheLease } from "./cache";
-import type { RunnerConfig } from "./config";
+import { EGRESS_SOCKET_NAME_LENGTH, egressSocketPath, type RunnerConfig } from "./config";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "./canaries";
 import { describeNamedTests, describeReach, frameworkReach, namedHiddenTests, RUNNER_INTERNALS } from "./framework-reach";
 import { HARNESS_GLOBS, INTERNALS, planTests, type TestPlan } from "./frameworks";
@@ -390,7 +390,7 @@ async function runInstall(job: Job, ctx: ExecutionContext, place: InstallPlace):
   }
   if (steps.length === 0) log.push(Buffer.from("# nothing to install: no dependencies declared\n"));
   const unsafe = ctx.sandbox.unsafe;
-  const proxy = steps.length > 0 && !unsafe ? await EgressProxy.start(join(place.jobDir, "egress.sock"), ctx.egress, ctx.log, { job_id: job.job_id }) : null;
+  const proxy = steps.length > 0 && !unsafe ? await EgressProxy.start(await newEgressSocketPath(ctx.config.workDir), ctx.egress, ctx.log, { job_id: job.job_id }) : null;
   const cacheHost = steps.length > 0 ? await packageCache(ctx, job, place.slot) : null;
   // Unsafe dev mode has no network namespace, so no bridge and no proxy either.
   const env = sandboxEnv(ctx.config, job, inside, null, proxy !== null);
@@ -527,6 +527,13 @@ export interface PlacedEnvironment {
 }
 
 /** A job's directory: the workspace and the scratch output, both bound writable into the sandbox. */
+/** A fresh path for a job's egress socket (config.ts: never in the job's folder, whose path can be too long for a socket). */
+async function newEgressSocketPath(workDir: string): Promise<string> {
+  const path = egressSocketPath(workDir, randomBytes(EGRESS_SOCKET_NAME_LENGTH / 2).toString("hex"));
+  await mkdir(dirname(path), { recursive: true, mode: 0o711 });
+  return path;
+}
+
 export async function createJobDirs(jobDir: string): Promise<{ workspace: string; output: string }> {
   const workspace = join(jobDir, "ws");
   const output = join(jobDir, "out");
