@@ -10,13 +10,13 @@ import { afterAll, describe, expect, it } from "vitest";
 const require = createRequire(import.meta.url);
 const config = require("../../.dependency-cruiser.cjs") as { forbidden: IForbiddenRuleType[] };
 
-const roots: string[] = [];
-afterAll(() => roots.forEach((r) => rmSync(r, { recursive: true, force: true })));
+const made: string[] = [];
+afterAll(() => made.forEach((r) => rmSync(r, { recursive: true, force: true })));
 
 /** Violations in a tree of `files` (path → source), as `rule: from → to`. */
 async function violations(files: Record<string, string>, roots = ["src"]): Promise<string[]> {
   const root = mkdtempSync(path.join(tmpdir(), "assay-layers-"));
-  roots.push(root);
+  made.push(root);
   for (const [file, source] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
     writeFileSync(path.join(root, file), source);
