@@ -502,22 +502,23 @@ describe("the web app in Chromium (npm start)", () => {
     expect((await focused()).inMain).toBe(true);
 
     // The header's menu on a phone: Enter and Space open it, Escape closes it and gives the focus back.
+    // Each key's effect is polled: the menu's state renders after the key's handler returns.
     const link = page.getByRole("link", { name: "My assessments" });
     await pressUntil("Shift+Tab", (f) => f.text === "Menu");
     expect((await focused()).expanded).toBe("false");
     expect(await link.isVisible()).toBe(false);
     await page.keyboard.press("Enter");
-    expect((await focused()).expanded).toBe("true");
-    expect(await link.isVisible()).toBe(true);
+    await expect.poll(async () => (await focused()).expanded).toBe("true");
+    await expect.poll(() => link.isVisible()).toBe(true);
     await page.keyboard.press("Tab");
-    expect((await focused()).text).toBe("My assessments");
+    await expect.poll(async () => (await focused()).text).toBe("My assessments");
     await page.keyboard.press("Escape");
-    expect(await focused()).toMatchObject({ text: "Menu", expanded: "false" });
-    expect(await link.isVisible()).toBe(false);
+    await expect.poll(() => focused()).toMatchObject({ text: "Menu", expanded: "false" });
+    await expect.poll(() => link.isVisible()).toBe(false);
     await page.keyboard.press("Space");
-    expect((await focused()).expanded).toBe("true");
+    await expect.poll(async () => (await focused()).expanded).toBe("true");
     await page.keyboard.press("Escape");
-    expect(await focused()).toMatchObject({ text: "Menu", expanded: "false" });
+    await expect.poll(() => focused()).toMatchObject({ text: "Menu", expanded: "false" });
 
     // A new file, by keyboard: the keys typed right after Create go into it.
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -1,7 +1,7 @@
 // The app's frame: a header with the navigation, the notification bell and the user, an
 // offline banner, and the page the address names.
 import type { FunctionComponent } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { signOut } from "./auth/oidc";
 import { NotificationBell } from "./components/notification-bell";
 import { keepScrollingTablesFocusable } from "./components/scroll-tables";
@@ -34,7 +34,9 @@ function Header() {
   // A new page closes the menu.
   useEffect(() => setOpen(false), [path]);
 
-  useEffect(() => {
+  // Attached in the render that opens the menu (a layout effect): a plain effect waits for the
+  // next frame, and an Escape pressed right after opening went unheard.
+  useLayoutEffect(() => {
     if (!open) return;
     const onKey = (event: KeyboardEvent) => {
       // The bell's own list, open inside the menu, closes first on its own Escape.
