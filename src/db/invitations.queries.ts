@@ -13,18 +13,21 @@ export type InvitationRow = typeof invitations.$inferSelect;
  */
 export type InvitationDetails = InvitationRow & { taskTitle: string; organizationName: string; inviterEmail: string };
 
+/** The task columns `taskStatement` (domain/statement.ts) reads, for a select. */
+export const statementColumns = {
+  statementTitle: tasks.statementTitle,
+  statementBody: tasks.statementBody,
+  prTitle: tasks.prTitle,
+  prBody: tasks.prBody,
+  issueTitle: tasks.issueTitle,
+  issueBody: tasks.issueBody,
+  sourceOwner: tasks.sourceOwner,
+  sourceRepo: tasks.sourceRepo,
+};
+
 const detailsSelection = {
   invitation: invitations,
-  statement: {
-    statementTitle: tasks.statementTitle,
-    statementBody: tasks.statementBody,
-    prTitle: tasks.prTitle,
-    prBody: tasks.prBody,
-    issueTitle: tasks.issueTitle,
-    issueBody: tasks.issueBody,
-    sourceOwner: tasks.sourceOwner,
-    sourceRepo: tasks.sourceRepo,
-  },
+  statement: statementColumns,
   organizationName: organizations.name,
   inviterEmail: users.email,
 };

@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import { FALLBACK_TITLE, taskStatement } from "../domain/statement";
 import type { AttemptRow } from "./attempts.queries";
 import type { Database } from "./client";
-import { withInvitationDetails, type InvitationDetails } from "./invitations.queries";
+import { statementColumns, withInvitationDetails, type InvitationDetails } from "./invitations.queries";
 import type { ScoreRow } from "./scores.queries";
 import { attempts, invitations, scores, tasks, users } from "./schema";
 
@@ -27,17 +27,7 @@ export interface TaskNames {
 /** A task's names; undefined when there is no such task. */
 export async function taskNames(db: Database, taskId: string): Promise<TaskNames | undefined> {
   const row = await db
-    .select({
-      title: tasks.title,
-      statementTitle: tasks.statementTitle,
-      statementBody: tasks.statementBody,
-      prTitle: tasks.prTitle,
-      prBody: tasks.prBody,
-      issueTitle: tasks.issueTitle,
-      issueBody: tasks.issueBody,
-      sourceOwner: tasks.sourceOwner,
-      sourceRepo: tasks.sourceRepo,
-    })
+    .select({ title: tasks.title, ...statementColumns })
     .from(tasks)
     .where(eq(tasks.id, taskId))
     .get();
