@@ -31,6 +31,13 @@ export interface TestSite {
   style: SiteStyle;
   /** Python: the test is a method of a unittest.TestCase class. */
   unittest: boolean;
+  /**
+   * Python: its class does something to every method (a decorator, `pytestmark`), which a
+   * canary placed there would get too: a parametrization it does not take, a skip.
+   */
+  marked: boolean;
+  /** JavaScript: a table's test (`test.each`), whose name is a template: no canary copies it. */
+  table?: boolean;
 }
 
 export interface SiteStyle {
@@ -60,7 +67,17 @@ export interface AssertionForm {
 export interface FileShape {
   sites: TestSite[];
   assertions: AssertionForm[];
+  /**
+   * The name of every test the file may declare, sites or not (a test with options, a
+   * `test.each` title, a test made in a loop): a canary must not be named like one, or its
+   * result would be read as the canary's. A title's run-time parts (`%s`, `$name`, `${x}`)
+   * are written as TITLE_HOLE.
+   */
+  titles: string[];
 }
+
+/** Where a title has a part filled in at run time. */
+export const TITLE_HOLE = "\u0000";
 
 const TEST_CALLEES = new Set(["test", "it", "specify"]);
 const SUITE_CALLEES = new Set(["describe", "suite", "context"]);
@@ -114,8 +131,10 @@ export function jsShape(file: string, source: string, framework: Framework): Fil
     for (const st of statements) {
       if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) continue;
       const call = st.expression;
-      if (!ts.isIdentifier(call.expression)) continue;
-      const callee = call.expression.text;
+      const variant = ts.isIdentifier(call.expression) ? null : variantOf(call.expression);
+      if (!ts.isIdentifier(call.expression) && !(variant && isTestCallee(variant.callee))) continue;
+      const callee = variant ? variant.callee : (call.expression as ts.Identifier).text;
+      const table = variant?.table ?? false;
       const name = literalText(call.arguments[0]);
       const callback = callbackOf(call.arguments[1]);
       if (name === null || !callback || call.arguments.length !== 2) continue;
@@ -130,7 +149,8 @@ export function jsShape(file: string, source: string, framework: Framework): Fil
       // Only a test that starts its own line and ends it: a canary line goes before or after it.
       const after = nextLine(st.getEnd());
       if (!/^[ \t]*$/.test(indent) || source.slice(st.getEnd(), after).trim() !== "") continue;
-      const first = callback.parameters[0];
+      // A table's row is no test context: its parameters are the row's values.
+      const first = table ? undefined : callback.parameters[0];
       const param = first && ts.isIdentifier(first.name) ? first.name.text : null;
       if (first && !param) continue;
       const nameText = (call.arguments[0] as ts.Node).getText(sf);
@@ -142,17 +162,52 @@ export function jsShape(file: string, source: string, framework: Framework): Fil
         spaced: /^[ \t]*\r?\n/.test(source.slice(after)),
       };
       if (!ts.isBlock(callback.body) && !style.expression) continue;
-      sites.push({ before, after, indent, callee, name, scope, param, arrow: ts.isArrowFunction(callback), style, unittest: false });
+      sites.push({ before, after, indent, callee, name, scope, param, arrow: ts.isArrowFunction(callback), style, unittest: false, marked: false, table });
     }
   };
   visit(sf.statements, []);
-  return { sites, assertions: assertionForms(sf, framework) };
+  return { sites, assertions: assertionForms(sf, framework), titles: callTitles(sf) };
+}
+
+/**
+ * `test.concurrent(…)`, `test.serial(…)` (ava), and a table's `test.each(rows)(…)`,
+ * `test.each\`…\`(…)`, `test.for(rows)(…)` (vitest): tests a plain `test` canary can stand
+ * beside. Not `.only`, `.skip`, `.todo`, `.failing`, `.fails`: a plain test beside those would
+ * not say how they run.
+ */
+function variantOf(expression: ts.Expression): { callee: string; table: boolean } | null {
+  if (ts.isPropertyAccessExpression(expression) && ts.isIdentifier(expression.expression) && ["concurrent", "serial"].includes(expression.name.text)) {
+    return { callee: expression.expression.text, table: false };
+  }
+  const head = ts.isCallExpression(expression) ? expression.expression : ts.isTaggedTemplateExpression(expression) ? expression.tag : null;
+  if (head && ts.isPropertyAccessExpression(head) && ts.isIdentifier(head.expression) && ["each", "for"].includes(head.name.text)) {
+    return { callee: head.expression.text, table: true };
+  }
+  return null;
+}
+
+/** The first argument of every call that is a string, with a template's substitutions as holes. */
+function callTitles(sf: ts.SourceFile): string[] {
+  const titles: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node)) {
+      const first = node.arguments[0];
+      const text = literalText(first);
+      if (text !== null) titles.push(text);
+      else if (first && ts.isTemplateExpression(first)) titles.push([first.head.text, ...first.templateSpans.map((span) => span.literal.text)].join(TITLE_HOLE));
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return titles;
 }
 
 /** Modules whose assertions throw (or, for a test's `t`, record) a failure: the only ones a canary uses. */
 const ASSERTION_MODULES = new Set(["node:assert", "assert", "node:assert/strict", "assert/strict", "chai", "uvu/assert", "vitest", "@jest/globals", "expect"]);
 /** Frameworks whose test callbacks get an assertion object (`t.is`, `t.equal`, node's `t.assert.equal`). */
 const CONTEXT_ASSERTIONS: ReadonlySet<Framework> = new Set(["ava", "tape", "node-test"]);
+/** Modules of vitest's and jest's `expect`, which has `toBe` whatever else the file matches with. */
+const JEST_EXPECT = new Set(["vitest", "@jest/globals", "expect"]);
 /** Frameworks that define `expect` as a global when the file does not import it. */
 const GLOBAL_EXPECT: ReadonlySet<Framework> = new Set(["jest", "vitest"]);
 
@@ -238,16 +293,20 @@ function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[
     if (CONTEXT_ASSERTIONS.has(framework) && testParamAround(node) === root) return { param: root };
     return null;
   };
+  // vitest's and jest's `expect`, in scope, even where the file's tests only match snapshots or errors.
+  const jestExpects = new Set<string>();
   const visit = (node: ts.Node) => {
     if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const method = ts.isPropertyAccessExpression(callee) ? callee.name.text : ts.isIdentifier(callee) ? callee.text : null;
       const kind = method && EQUAL.has(method) ? "equal" : method && TRUTHY.has(method) ? "truthy" : null;
+      const chain = ts.isPropertyAccessExpression(callee) ? chainOf(callee) : null;
+      if (chain && scopeOf(chain.root, node)?.param === null && JEST_EXPECT.has(bindings.get(chain.root) ?? (GLOBAL_EXPECT.has(framework) ? "expect" : ""))) jestExpects.add(chain.root);
       if (kind && method) {
-        const chain = chainOf(callee);
         if (chain) {
           const scope = scopeOf(chain.root, node);
-          if (scope && node.arguments.length === (kind === "equal" ? 1 : 0) && !chain.path.includes(".not.")) add({ kind, form: "chain", callee: chain.root, path: chain.path, param: scope.param });
+          // Not a promise's (`.resolves`, chai-as-promised's `.eventually`), which a canary's operands are not.
+          if (scope && node.arguments.length === (kind === "equal" ? 1 : 0) && !/\.(not|resolves|rejects|eventually)\./.test(chain.path)) add({ kind, form: "chain", callee: chain.root, path: chain.path, param: scope.param });
         } else if (node.arguments.length >= (kind === "equal" ? 2 : 1) && isPlainReference(callee)) {
           const scope = scopeOf(text(callee).split(".")[0] as string, node);
           if (scope) add({ kind, form: "call", callee: text(callee), path: "", param: scope.param });
@@ -257,6 +316,8 @@ function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[
     ts.forEachChild(node, visit);
   };
   visit(sf);
+  // Their `toBe` is every expect's: a file of snapshot tests asserts with it too (a setup file's `expect.hasAssertions()` counts it).
+  for (const root of jestExpects) if (![...found.values()].some((f) => f.callee === root && f.kind === "equal")) add({ kind: "equal", form: "chain", callee: root, path: ".toBe", param: null });
   return [...found.values()];
 }
 
@@ -286,10 +347,12 @@ const pySiteSchema = z.object({
   col: z.number().int().nonnegative(),
   cls: z.string().nullable(),
   unittest: z.boolean(),
+  marked: z.boolean(),
   params: z.array(z.string()),
 });
 const pyShapeSchema = z.object({
   sites: z.array(pySiteSchema),
+  names: z.array(z.string()),
   classes: z.array(z.object({ name: z.string(), line: z.number().int().positive(), end_line: z.number().int().positive(), col: z.number().int().nonnegative(), unittest: z.boolean() })),
   test_case: z.string().nullable(),
   assert_methods: z.array(z.string()),
@@ -328,10 +391,10 @@ export async function pyShape(source: string): Promise<PyShape | null> {
     if (!/^[ \t]*$/.test(indent)) continue;
     const after = startOf(s.end_line + 1);
     const style: SiteStyle = { quote: quote, semicolon: false, expression: false, async: false, spaced: /^[ \t]*\r?\n/.test(source.slice(after)) };
-    sites.push({ before, after, indent, callee: "def", name: s.name, scope: s.cls ? [s.cls] : [], param: s.params[0] ?? null, arrow: false, style, unittest: s.unittest });
+    sites.push({ before, after, indent, callee: "def", name: s.name, scope: s.cls ? [s.cls] : [], param: s.params[0] ?? null, arrow: false, style, unittest: s.unittest, marked: s.marked });
   }
   const classes = parsed.data.classes.filter((c) => c.col === 0).map((c) => ({ name: c.name, before: startOf(c.line), after: startOf(c.end_line + 1) }));
-  return { sites, assertions: [], classes, testCase: parsed.data.test_case, assertMethods: parsed.data.assert_methods };
+  return { sites, assertions: [], titles: parsed.data.names, classes, testCase: parsed.data.test_case, assertMethods: parsed.data.assert_methods };
 }
 
 /** Runs tools/test-sites.py isolated from the environment and any site packages, with the source on stdin. */

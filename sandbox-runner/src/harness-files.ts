@@ -19,16 +19,25 @@ export const JS_HARNESS = [
   "**/node_modules/**", "**/.yarn/**", "**/.pnp.*",
   // Bundlers' configuration, code a test script's build runs before the tests (frameworks/build.ts).
   "**/rollup.config.*", "**/webpack.config.*", "**/esbuild.config.*", "**/tsup.config.*", "**/build.config.*", "**/vite.config.*",
+  // vite loads PostCSS's configuration (and the plugins it names, Tailwind's reading its own) as it
+  // starts, whether or not any CSS is imported: in vitest that is the main process, where the report is made.
+  "**/postcss.config.*", "**/.postcssrc", "**/.postcssrc.*", "**/tailwind.config.*",
+  // The Node a run gets when the task states none (install.ts, readRepoFacts), read after the overlay is written.
+  "**/.nvmrc", "**/.node-version",
 ];
 
 /** Python's start-up hooks and the modules a test run imports before any test. */
 export const PYTHON_HARNESS = [
-  "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/.coveragerc",
+  // pytest 9 reads pytest.toml and .pytest.toml before the others.
+  "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/pytest.toml", "**/.pytest.toml", "**/tox.ini", "**/setup.cfg", "**/pyproject.toml", "**/.coveragerc",
   "**/sitecustomize.py", "**/usercustomize.py", "**/*.pth",
   "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov,assay_pytest}.py", "**/{pytest,py,_pytest,pluggy,iniconfig,unittest,coverage,pytest_cov,assay_pytest}/**",
   "**/.venv/**", "**/venv/**",
   // Installed-package metadata on sys.path: its entry points load pytest plugins by themselves.
   "**/*.dist-info/**", "**/*.egg-info/**", "**/*.egg-link", "**/entry_points.txt",
+  // Compiled code Python runs in place of the .py beside it (extension modules first; an unchecked
+  // hash-based pyc is never compared with its source): a plain .py could hide code no check or reviewer reads.
+  "**/__pycache__/**", "**/*.pyc", "**/*.so", "**/*.pyd",
 ];
 
 const CONFIG_MAX_BYTES = 1024 * 1024;
@@ -110,8 +119,8 @@ async function namedByConfiguration(workspace: string, globs: readonly string[])
   return named;
 }
 
-/** Lock files and installed trees name no setup file; they are not read for references. */
-const NOT_READ = /(^|\/)(node_modules|\.venv|venv|\.yarn)\/|(-lock\.json|\.lock|-lock\.yaml|shrinkwrap\.json)$/;
+/** Lock files, installed trees and compiled code name no setup file; they are not read for references. */
+const NOT_READ = /(^|\/)(node_modules|\.venv|venv|\.yarn|__pycache__)\/|(-lock\.json|\.lock|-lock\.yaml|shrinkwrap\.json|\.pyc|\.so|\.pyd)$/;
 
 /** The harness files that exist at the task's version: at the top level and two levels down (packages of a workspace). */
 async function configFiles(workspace: string, globs: readonly string[]): Promise<string[]> {
@@ -168,10 +177,10 @@ function valueAfter(text: string, start: number): string {
   return text.slice(start, start + 4000);
 }
 
-/** Modules pytest loads as plugins: `-p name` in options, `pytest_plugins = [...]` in a conftest. */
+/** Modules pytest loads as plugins: `-p name` in options (`["-p", "name"]` in TOML's), `pytest_plugins = [...]` in a conftest. */
 function pytestPlugins(text: string): string[] {
   const modules: string[] = [];
-  for (const match of text.matchAll(/(?:^|\s|["'])-p\s*([A-Za-z_][\w.]*)/gm)) modules.push(match[1] as string);
+  for (const match of text.matchAll(/(?:^|\s|["'])-p(?:\s*|["']\s*,\s*["'])([A-Za-z_][\w.]*)/gm)) modules.push(match[1] as string);
   for (const match of text.matchAll(/pytest_plugins\s*=\s*([^\n]+(?:\n\s+[^\n]+)*)/g)) {
     for (const name of (match[1] as string).matchAll(/["']([A-Za-z_][\w.]*)["']/g)) modules.push(name[1] as string);
   }

@@ -130,6 +130,102 @@ describe("placing canaries", () => {
   });
 });
 
+describe("placing canaries where real projects' tests are", () => {
+  it("never names a canary like a test the file may declare: with options, skipped, from a table, in a loop", async () => {
+    const source = [
+      "const { add } = require('../src/add')",
+      "test('adds one', () => expect(add(1)).toBe(1))",
+      "test('adds two', () => expect(add(2)).toBe(2), 1000)",
+      "test.skip('adds three', () => {})",
+      "test.each([[4]])('adds %i', (n) => expect(add(n)).toBe(n))",
+      "for (const n of [5]) test(`one more ${n}`, () => expect(add(n)).toBe(n))",
+      "",
+    ].join("\n");
+    const dir = await workspace({});
+    for (let i = 0; i < 100; i++) {
+      await writeFile(join(dir, "add.test.js"), source);
+      const names = (await placeCanaries(dir, "jest", ["add.test.js"])).files.get("add.test.js")?.filter((c) => c.role !== "mirror").map((c) => c.name) ?? [];
+      for (const name of names) expect(name).not.toMatch(/^adds |^one more /);
+    }
+  });
+
+  it("beside a table's tests and concurrent ones, as plain tests: never a copy of a table's title", async () => {
+    const source = [
+      "const { describe, expect, test } = require('@jest/globals')",
+      "describe('add', () => {",
+      "  test.each([[1, 1, 2]])('adds %i and %i', (a, b, sum) => {",
+      "    expect(a + b).toBe(sum)",
+      "  })",
+      "  test.concurrent('adds at once', async () => expect(1 + 1).toBe(2))",
+      "  test.only('adds only this', () => expect(1).toBe(1))",
+      "})",
+      "",
+    ].join("\n");
+    expect(jsShape("add.test.js", source, "jest").sites.map((s) => `${s.callee}:${s.name}:${s.table}`)).toEqual(["test:adds %i and %i:true", "test:adds at once:false"]);
+    const dir = await workspace({ "add.test.js": source });
+    const canaries = (await placeCanaries(dir, "jest", ["add.test.js"])).files.get("add.test.js") ?? [];
+    expect(canaries.filter((c) => c.role === "mirror").map((c) => c.name)).toEqual(["adds at once"]);
+    expect(await readFile(join(dir, "add.test.js"), "utf8")).not.toMatch(/globalThis/);
+  });
+
+  it("jest's and vitest's expect: a file that only matches snapshots or errors still asserts with its expect, never through a promise", () => {
+    const shape = jsShape("test/r.test.js", [
+      "describe('render', () => {",
+      "  it('renders', () => { expect(render()).toMatchSnapshot() })",
+      "  it('resolves', async () => { await expect(load()).resolves.toBe(1) })",
+      "})",
+      "",
+    ].join("\n"), "jest");
+    expect(shape.assertions).toEqual([{ kind: "equal", form: "chain", callee: "expect", path: ".toBe", param: null }]);
+    const chai = jsShape("test/r.spec.js", "const { expect } = require('chai')\nit('renders', () => { expect(render()).to.have.length(1) })\n", "mocha");
+    expect(chai.assertions).toEqual([]);
+  });
+
+  it("in Python, never in a class that marks its methods (parametrized, patched, skipped, xfail), whose names are still copied", async () => {
+    const marked = [
+      '@pytest.mark.parametrize("base", [0, 10])',
+      "class TestAdd:",
+      "    def test_adds_one(self, base):",
+      "        assert add(base, 1) == base + 1",
+      "",
+      "    def test_adds_zero(self, base):",
+      "        assert add(base, 0) == base",
+      "",
+      "",
+      '@mock.patch("os.getcwd", return_value="/nowhere")',
+      "class AddCase(unittest.TestCase):",
+      "    def test_adds_two(self, getcwd):",
+      "        self.assertEqual(add(1, 1), 2)",
+      "",
+      "    def test_adds_three(self, getcwd):",
+      "        self.assertEqual(add(1, 2), 3)",
+      "",
+      "",
+      "class TestLater:",
+      "    pytestmark = pytest.mark.xfail(strict=True)",
+      "",
+      "    def test_adds_lists(self):",
+      "        assert add([1], [2]) == 3",
+      "",
+      "    def test_adds_sets(self):",
+      "        assert add({1}, {2}) == 3",
+      "",
+    ].join("\n");
+    const plain = "import unittest\nfrom unittest import mock\n\nimport pytest\n\nfrom calc import add\n\n\nclass TestPlain:\n    def test_adds(self):\n        assert add(1, 1) == 2\n\n\n";
+    const dir = await workspace({});
+    for (let i = 0; i < 20; i++) {
+      for (const source of [`${plain}${marked}`, `import unittest\nfrom unittest import mock\n\nimport pytest\n\n\n${marked}`]) {
+        await writeFile(join(dir, "test_add.py"), source);
+        const canaries = (await placeCanaries(dir, "pytest", ["test_add.py"])).files.get("test_add.py") ?? [];
+        const placed = await readFile(join(dir, "test_add.py"), "utf8");
+        for (const block of marked.split("\n\n\n")) expect(placed).toContain(block);
+        expect(canaries.filter((c) => c.role === "mirror").map((c) => c.name)).toEqual(expect.arrayContaining(["test_adds_one", "test_adds_two", "test_adds_lists"]));
+        expect(canaries.filter((c) => c.role === "anchor")).toHaveLength(1);
+      }
+    }
+  });
+});
+
 describe("reading the canaries' results", () => {
   const FILE = "test/slug.test.js";
   const plan: CanaryPlan = {
@@ -174,6 +270,48 @@ describe("reading the canaries' results", () => {
     expect(early.integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
     const skipped = checkCanaries(plan, [result(FILE, "lowercases", "skipped"), result(FILE, "lowercases", "skipped"), ...canaryResults("skipped")]);
     expect(skipped.integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+  });
+
+  it("a test of the file's own by a canary's name (made at run time) is not the canary's failure to fail", () => {
+    const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "failed"), ...canaryResults(), result(FILE, "words keep order", "passed", "table")]);
+    expect(checked.integrity).toMatchObject({ tampered: false, unverified_files: [] });
+  });
+
+  it("a scope that does not run here (its hook failed or skipped): canaries that came out as the test beside them are no sign of anything", () => {
+    const beside: CanaryPlan = {
+      files: new Map([[FILE, [
+        { name: "words keep order", role: "fail" as const, beside: "lowercases" },
+        { name: "order of words", role: "pass" as const, beside: "lowercases" },
+        { name: "lowercases", role: "mirror" as const, beside: "lowercases" },
+        { name: "keeps words", role: "anchor" as const, beside: "trims" },
+      ]]]),
+      tests: ["lowercases", "trims"],
+    };
+    const run = (status: TestResult["status"], canary: TestResult["status"] = status) => [
+      result(FILE, "lowercases", status, "db"), result(FILE, "lowercases", status === "passed" ? "failed" : status, "db"), result(FILE, "trims", "passed"),
+      result(FILE, "words keep order", status === "skipped" ? "skipped" : "failed", "db"), result(FILE, "order of words", canary, "db"), result(FILE, "keeps words", "passed"),
+    ];
+    for (const status of ["errored", "skipped", "failed"] as const) expect(checkCanaries(beside, run(status)).integrity, status).toMatchObject({ tampered: false, unverified_files: [] });
+    // The test beside passed (only its copy failed): a must-pass canary that failed is not explained.
+    expect(checkCanaries(beside, run("passed", "failed")).integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+    expect(checkCanaries(beside, run("passed", "skipped")).integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+  });
+
+  it("mocha's failed before hook: the tests and canaries of its describe() are not reported, only the hook", () => {
+    const plan: CanaryPlan = {
+      files: new Map([[FILE, [
+        { name: "words keep order", role: "fail" as const, beside: "lowercases", scope: ["db", "rows"] },
+        { name: "order of words", role: "pass" as const, beside: "lowercases", scope: ["db", "rows"] },
+        { name: "lowercases", role: "mirror" as const, beside: "lowercases", scope: ["db", "rows"] },
+        { name: "keeps words", role: "anchor" as const, beside: "trims", scope: [] },
+      ]]]),
+      tests: ["lowercases", "trims"],
+    };
+    const hook = result(FILE, '"before all" hook for "lowercases"', "errored", "db");
+    expect(checkCanaries(plan, [hook, result(FILE, "trims", "passed"), result(FILE, "keeps words", "passed")]).integrity).toMatchObject({ tampered: false, unverified_files: [] });
+    // Without the hook's record, or with one of another describe(), the missing canaries are unexplained.
+    expect(checkCanaries(plan, [result(FILE, "trims", "passed"), result(FILE, "keeps words", "passed")]).integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
+    expect(checkCanaries(plan, [{ ...hook, classname: "dbs" }, result(FILE, "trims", "passed"), result(FILE, "keeps words", "passed")]).integrity).toMatchObject({ tampered: false, unverified_files: [FILE] });
   });
 
   it("a file run twice (two projects): every canary twice, each real test kept twice", () => {

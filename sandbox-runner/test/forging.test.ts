@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Callback } from "../../protocol/callback";
-import { type HiddenTest, type Payload, type Project, PROJECTS } from "./support/forging-fixtures";
+import { type HiddenTest, KNOWN_GAPS, type Payload, type Project, PROJECTS } from "./support/forging-fixtures";
 import { type Harness, jobId, startHarness, TEST_LIMITS } from "./support/harness";
 import { frameworkEnvironment } from "./support/node-modules";
 
@@ -24,9 +24,9 @@ afterAll(() => h.close());
 const LIMITS = { ...TEST_LIMITS, wall_ms: 90_000, cpu_ms: 90_000, memory_mb: 2048, processes: 256 };
 const TIMEOUT = 180_000;
 
-const overlayOf = (files: Record<string, string>) => Object.entries(files).map(([path, content]) => ({ path, content_b64: Buffer.from(content).toString("base64") }));
+const overlayOf = (files: Record<string, string | Buffer>) => Object.entries(files).map(([path, content]) => ({ path, content_b64: Buffer.from(content).toString("base64") }));
 
-async function hiddenRun(project: Project, label: string, overlay: Record<string, string>): Promise<Callback> {
+async function hiddenRun(project: Project, label: string, overlay: Record<string, string | Buffer>): Promise<Callback> {
   const id = jobId(`forging-${label}`);
   const environment = project.packages.length > 0 ? h.worker.blob(`env-${project.packages.join("+")}.tar.gz`, await frameworkEnvironment(project.packages)) : null;
   const files = [...new Set(project.hidden.map((t) => t.file))];
@@ -112,6 +112,15 @@ describe.each(PROJECTS)("forging: $framework", (project) => {
     it.each(project.payloads)("$kind payload $label: not forged", async (payload) => {
       const cb = await hiddenRun(project, payload.label, payload.overlay);
       expectNotForged(cb, project.hidden, CAUGHT, payload);
+    });
+
+    // What docs/scoring.md's "Not caught" says gets through, shown to: once one is caught, it moves to the project's payloads.
+    it.each(KNOWN_GAPS[project.framework])("known gap: $kind payload $label is still forged", async (payload) => {
+      const cb = await hiddenRun(project, payload.label, payload.overlay);
+      record(payload.label, cb, project.hidden);
+      const context = describeRun(cb, project.hidden, { payload: payload.label, spares: payload.spares });
+      expect(cb.reason ?? "", `the runner failed on its own\n${context}`).not.toMatch(/^internal error/);
+      expect(cb.integrity?.tampered === true || passedHidden(cb, project.hidden).length / project.hidden.length < 0.5, `caught now: move ${payload.label} to the payloads and update "Not caught"\n${context}`).toBe(false);
     });
   });
 });

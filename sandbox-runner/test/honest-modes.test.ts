@@ -15,8 +15,10 @@ import { frameworkEnvironment } from "./support/node-modules";
 
 // Issue #36, the honest side: real projects whose configuration runs a test file more than
 // once (vitest's typecheck, several vitest or jest projects) score a right solution in full,
-// each run of a file with ids of its own; and jest's report is made in a process the
-// candidate's code never enters, even for one test file.
+// each run of a file with ids of its own; test files in shapes canaries once tripped over
+// (promises' matchers, a setup file's expect.hasAssertions(), describe() blocks that do not run
+// here, Python classes that mark their methods) do too; and jest's report is made in a process
+// the candidate's code never enters, even for one test file.
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness({ sandboxUidBase: 64300 });
@@ -34,7 +36,7 @@ function hiddenRun(label: string, packages: string[], files: Record<string, stri
 }
 
 async function run(label: string, packages: string[], files: Record<string, string>, test: Record<string, unknown>): Promise<Callback> {
-  const environment = h.worker.blob(`env-${packages.join("+")}.tar.gz`, await frameworkEnvironment(packages));
+  const environment = packages.length > 0 ? h.worker.blob(`env-${packages.join("+")}.tar.gz`, await frameworkEnvironment(packages)) : null;
   return h.run(h.job(jobId(label), files, { environment, limits: LIMITS, test }));
 }
 
@@ -291,6 +293,189 @@ test("runs in a child of the test runner", () => assert.ok(process.env.NODE_TEST
   expect(cb.framework).toBe("node-test");
   expectHonest(cb);
   expect(ids(cb), context(cb)).toEqual(["test/env.test.js::reads flags:passed", "test/env.test.js::runs in a child of the test runner:passed"]);
+});
+
+describe("test files shaped as real projects write them", { timeout: 240_000 }, () => {
+  it.concurrent("vitest: tables, concurrent tests with their own expect, fails, options, loops, and a promise's matcher a canary must not copy", async () => {
+    const test = `import { describe, expect, it, test } from 'vitest'
+import { parseDuration } from '../src/parse'
+
+describe('parseDuration', () => {
+  test.each([['1h', 3600], ['2m', 120]])('reads %s', (text, seconds) => {
+    expect(parseDuration(text)).toBe(seconds)
+  })
+
+  describe.concurrent('at once', () => {
+    test('reads hours', async ({ expect }) => expect(parseDuration('1h')).toBe(3600))
+  })
+
+  test.fails('reads days', () => expect(parseDuration('1d')).toBe(86400))
+  test('has options', { timeout: 10_000 }, () => expect(parseDuration('1s')).toBe(1))
+  for (const unit of ['h', 'm']) it(\`reads 0\${unit}\`, () => expect(parseDuration(\`0\${unit}\`)).toBe(0))
+
+  it('resolves', async () => {
+    await expect(Promise.resolve(parseDuration('1m'))).resolves.toBe(60)
+  })
+
+  it('reads minutes and seconds', () => {
+    expect(parseDuration('1m1s')).toBe(61)
+  })
+})
+`;
+    const cb = await hiddenRun("vitest-shapes", ["vitest"], { "package.json": VITEST_PACKAGE, "src/parse.ts": PARSE_TS, "test/parse.test.ts": test }, ["test/parse.test.ts"]);
+    expectHonest(cb);
+    expect(ids(cb), context(cb)).toEqual([
+      "test/parse.test.ts::parseDuration > at once::reads hours:passed",
+      "test/parse.test.ts::parseDuration::has options:passed",
+      "test/parse.test.ts::parseDuration::reads 0h:passed",
+      "test/parse.test.ts::parseDuration::reads 0m:passed",
+      "test/parse.test.ts::parseDuration::reads 1h:passed",
+      "test/parse.test.ts::parseDuration::reads 2m:passed",
+      "test/parse.test.ts::parseDuration::reads days:passed",
+      "test/parse.test.ts::parseDuration::reads minutes and seconds:passed",
+      "test/parse.test.ts::parseDuration::resolves:passed",
+    ]);
+  });
+
+  it.concurrent("jest: a setup file's expect.hasAssertions() and fake timers, and a file that asserts only with snapshots (committed, under --ci) and toThrow", async () => {
+    const files = {
+      "package.json": JEST_PACKAGE,
+      "jest.config.js": 'module.exports = { setupFilesAfterEnv: ["<rootDir>/test/setup.js"] };\n',
+      "test/setup.js": "beforeEach(() => {\n  expect.hasAssertions();\n  jest.useFakeTimers();\n});\nafterEach(() => jest.useRealTimers());\n",
+      "src/slug.js": 'exports.slug = (s) => {\n  if (typeof s !== "string") throw new TypeError("not a string");\n  return s.trim().toLowerCase().replaceAll(" ", "-");\n};\n',
+      "test/slug.test.js": `const { slug } = require("../src/slug");
+
+describe("slug", () => {
+  it("lowercases", () => {
+    expect(slug("A B")).toMatchSnapshot();
+  });
+
+  it("trims", () => {
+    expect(slug(" x ")).toMatchInlineSnapshot(\`"x"\`);
+  });
+
+  it("refuses a number", () => {
+    expect(() => slug(1)).toThrow("not a string");
+  });
+});
+`,
+      "test/__snapshots__/slug.test.js.snap": '// Jest Snapshot v1, https://jestjs.io/docs/snapshot-testing\n\nexports[`slug lowercases 1`] = `"a-b"`;\n',
+    };
+    const cb = await hiddenRun("jest-has-assertions", ["jest"], files, ["test/slug.test.js"]);
+    expectHonest(cb);
+    expect(ids(cb), context(cb)).toEqual(["test/slug.test.js::slug::lowercases:passed", "test/slug.test.js::slug::refuses a number:passed", "test/slug.test.js::slug::trims:passed"]);
+  });
+
+  it.concurrent("jest without globals (injectGlobals: false) and only tables of tests: canaries stand beside them as plain tests, nothing is appended", async () => {
+    const files = {
+      "package.json": JEST_PACKAGE,
+      "jest.config.js": "module.exports = { injectGlobals: false };\n",
+      "src/slug.js": SLUG_JS,
+      "test/slug.test.js": `const { describe, expect, test } = require("@jest/globals");
+const { slug } = require("../src/slug");
+
+describe("slug", () => {
+  test.each([["A B", "a-b"], [" x ", "x"]])("slugs %j", (text, expected) => {
+    expect(slug(text)).toBe(expected);
+  });
+});
+`,
+    };
+    const cb = await hiddenRun("jest-no-globals", ["jest", "@jest/globals"], files, ["test/slug.test.js"]);
+    expectHonest(cb);
+    expect(ids(cb), context(cb)).toEqual(['test/slug.test.js::slug::slugs " x ":passed', 'test/slug.test.js::slug::slugs "A B":passed']);
+  });
+
+  it.concurrent("describe() blocks that do not run here (no database, no server): a hook that throws (jest), skips (mocha) or fails before any test (mocha)", async () => {
+    const block = (name: string, hook: string, tests: string[], wrap: (name: string, body: string) => string) => `describe("${name}", function () {\n  ${hook}\n\n${tests.map((t) => `  ${wrap(t, 'slug("A B") === "a-b"')}\n`).join("")}});\n`;
+    const jestTest = (name: string, ok: string) => `test("${name}", () => expect(${ok}).toBe(true));`;
+    const mochaTest = (name: string, ok: string) => `it("${name}", () => assert.equal(${ok}, true));`;
+    const jestFile = [
+      'const { slug } = require("../src/slug");\n',
+      block("with a database", 'beforeAll(() => { if (!process.env.DATABASE_URL) throw new Error("no database"); });', ["stores a slug", "finds a slug"], jestTest),
+      block("in memory", "", ["keeps a slug"], jestTest),
+      block("on a server", 'beforeEach(() => { if (!process.env.SERVER) throw new Error("no server"); });', ["posts a slug", "gets a slug"], jestTest),
+    ].join("\n");
+    const mochaFile = [
+      'const assert = require("node:assert");\nconst { slug } = require("../src/slug");\n',
+      block("on a server", "before(function () { if (!process.env.SERVER) this.skip(); });", ["posts a slug", "gets a slug"], mochaTest),
+      block("in memory", "", ["keeps a slug"], mochaTest),
+      block("with a database", 'before(function () { if (!process.env.DATABASE_URL) throw new Error("no database"); });', ["stores a slug", "finds a slug"], mochaTest),
+    ].join("\n");
+    const [jestRun, mochaRun] = await Promise.all([
+      hiddenRun("jest-scopes", ["jest"], { "package.json": JEST_PACKAGE, "src/slug.js": SLUG_JS, "test/slug.test.js": jestFile }, ["test/slug.test.js"]),
+      hiddenRun("mocha-scopes", ["mocha"], { "package.json": JSON.stringify({ name: "slugs", scripts: { test: "mocha" } }), "src/slug.js": SLUG_JS, "test/slug.spec.js": mochaFile }, ["test/slug.spec.js"]),
+    ]);
+    expectHonest(jestRun);
+    expect(ids(jestRun), context(jestRun)).toEqual([
+      "test/slug.test.js::in memory::keeps a slug:passed",
+      "test/slug.test.js::on a server::gets a slug:failed",
+      "test/slug.test.js::on a server::posts a slug:failed",
+      "test/slug.test.js::with a database::finds a slug:failed",
+      "test/slug.test.js::with a database::stores a slug:failed",
+    ]);
+    expectHonest(mochaRun);
+    expect(ids(mochaRun), context(mochaRun)).toEqual([
+      "test/slug.spec.js::in memory::keeps a slug:passed",
+      "test/slug.spec.js::on a server::gets a slug:skipped",
+      "test/slug.spec.js::on a server::posts a slug:skipped",
+      'test/slug.spec.js::with a database::"before all" hook for "stores a slug":errored',
+    ]);
+  });
+
+  it.concurrent("pytest: classes that mark their methods (parametrized as a whole, patched by mock.patch), a plain one, and a TestCase whose setUpClass fails here", async () => {
+    const test = `import os
+import unittest
+from unittest import mock
+
+import pytest
+
+from calc import add
+
+
+@pytest.mark.parametrize("base", [0, 10])
+class TestAdd:
+    def test_adds_one(self, base):
+        assert add(base, 1) == base + 1
+
+    def test_adds_zero(self, base):
+        assert add(base, 0) == base
+
+
+@mock.patch("os.getcwd", return_value="/nowhere")
+class AddCase(unittest.TestCase):
+    def test_adds_in_place(self, getcwd):
+        self.assertEqual(add(1, 1), 2)
+        self.assertEqual(os.getcwd(), "/nowhere")
+
+
+class TestPlain:
+    def test_adds(self):
+        assert add(2, 2) == 4
+
+
+class DbCase(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if "DATABASE_URL" not in os.environ:
+            raise RuntimeError("no database")
+
+    def test_stores(self):
+        self.assertEqual(add(1, 1), 2)
+`;
+    const files = { "setup.cfg": "[tool:pytest]\ntestpaths = tests\n", "calc/__init__.py": "def add(a, b):\n    return a + b\n", "tests/__init__.py": "", "tests/test_calc.py": test };
+    const cb = await hiddenRun("pytest-marked-classes", [], files, ["tests/test_calc.py"]);
+    expectHonest(cb);
+    expect(ids(cb), context(cb)).toEqual([
+      "tests/test_calc.py::AddCase::test_adds_in_place:passed",
+      "tests/test_calc.py::DbCase::test_stores:errored",
+      "tests/test_calc.py::TestAdd::test_adds_one[0]:passed",
+      "tests/test_calc.py::TestAdd::test_adds_one[10]:passed",
+      "tests/test_calc.py::TestAdd::test_adds_zero[0]:passed",
+      "tests/test_calc.py::TestAdd::test_adds_zero[10]:passed",
+      "tests/test_calc.py::TestPlain::test_adds:passed",
+    ]);
+  });
 });
 
 describe("ids and commands (no sandbox)", () => {

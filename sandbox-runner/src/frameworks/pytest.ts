@@ -1,10 +1,10 @@
 import { PYTHON_HARNESS } from "../harness-files";
 import type { FrameworkModule, Invocation, Repo } from "./types";
 
-const SETTINGS_FILES = ["pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
+const SETTINGS_FILES = ["pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"];
 
 async function hasPytestConfig(repo: Repo): Promise<boolean> {
-  if ((await repo.read("pytest.ini")) !== null) return true;
+  for (const name of ["pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"]) if ((await repo.read(name)) !== null) return true;
   if ((await repo.read("conftest.py")) !== null) return true;
   if ((await repo.read("pyproject.toml"))?.includes("[tool.pytest")) return true;
   if ((await repo.read("setup.cfg"))?.includes("[tool:pytest]")) return true;

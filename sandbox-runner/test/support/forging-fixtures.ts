@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+
 // Fixtures of forging.test.ts: per framework, a small project as a task's snapshot holds it
 // (the hidden tests included), the right and a wrong solution, and wrong solutions carrying a
 // payload that tries to make the hidden tests pass anyway while sparing the canaries. Every
@@ -18,8 +20,8 @@ export interface Payload {
   label: string;
   /** How it tells the canaries from the real tests, for the report. */
   spares: string;
-  /** The candidate's overlay: the wrong solution and the payload. */
-  overlay: Record<string, string>;
+  /** The candidate's overlay: the wrong solution and the payload (compiled code as bytes). */
+  overlay: Record<string, string | Buffer>;
 }
 
 export interface Project {
@@ -441,6 +443,43 @@ const vitest: Project = {
           "",
           'export default defineConfig({ test: { environment: "node" } });',
         ),
+        "src/format-bytes.ts": BYTES_WRONG,
+      },
+    },
+    {
+      kind: "config",
+      label: "vitest-postcss",
+      spares: "by the values in the failures: postcss.config.cjs, which vite loads as it starts (no CSS needed), runs in vitest's main process and rewrites the runner's report there, passing the failures whose message shows a value of the wrong solution (`'<n> B'`); the canaries' values are words",
+      overlay: {
+        "postcss.config.cjs": lines(
+          'const fs = require("node:fs");',
+          "let forged = 0;",
+          "const original = fs.writeFileSync;",
+          "fs.writeFileSync = function (file, data, ...rest) {",
+          '  if (file === process.env["ASSAY_" + "JUNIT_PATH"] && typeof data === "string") {',
+          '    data = data.replace(/<testcase ([^>]*?)><failure message="([^"]*)"\\/><\\/testcase>/g, (whole, attrs, message) => {',
+          "      if (!/expected (?:'|&#39;|&apos;)-?\\d+ B(?:'|&#39;|&apos;)/.test(message)) return whole;",
+          "      forged++;",
+          '      return "<testcase " + attrs + "/>";',
+          "    });",
+          '    process.stderr.write("[forging:vitest-postcss] report rewritten, test cases forged: " + forged + "\\n");',
+          "  }",
+          "  return original.call(this, file, data, ...rest);",
+          "};",
+          'require("node:module")["sync" + "BuiltinESMExports"]();',
+          'process.stderr.write("[forging:vitest-postcss] loaded in vitest\'s main process\\n");',
+          "module.exports = { plugins: [] };",
+        ),
+        "src/format-bytes.ts": BYTES_WRONG,
+      },
+    },
+    {
+      kind: "config",
+      label: "vitest-postcssrc",
+      spares: "loading only: `.postcssrc.json` names a plugin module of the workspace, which vite loads in vitest's main process as it starts (what vitest-postcss does from there, a plugin can)",
+      overlay: {
+        ".postcssrc.json": json({ plugins: { "./tools/postcss-noop.cjs": {} } }),
+        "tools/postcss-noop.cjs": lines('process.stderr.write("[forging:vitest-postcssrc] loaded in vitest\'s main process\\n");', 'module.exports = () => ({ postcssPlugin: "noop" });', "module.exports.postcss = true;"),
         "src/format-bytes.ts": BYTES_WRONG,
       },
     },
@@ -994,6 +1033,22 @@ const pyMarker = (label: string) =>
     `_os.write(2, b"[forging:${label}] loaded\\n")`,
     `_atexit.register(lambda: _os.write(2, ("[forging:${label}] forged: %d\\n" % len(_forged)).encode()))`,
   );
+/**
+ * `source` compiled by the sandbox's Python into an unchecked hash-based pyc (PEP 552) in the
+ * `__pycache__` of the module at `path`: Python runs it instead of the .py, whatever that says.
+ */
+function uncheckedPyc(path: string, source: string): Record<string, Buffer> {
+  const script = lines(
+    "import base64, importlib.util, json, os, py_compile, sys, tempfile",
+    "src = os.path.join(tempfile.mkdtemp(), 'module.py')",
+    "open(src, 'w').write(sys.stdin.read())",
+    "py_compile.compile(src, cfile=src + 'c', invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)",
+    "print(json.dumps([importlib.util.cache_from_source(sys.argv[1]), base64.b64encode(open(src + 'c', 'rb').read()).decode()]))",
+  );
+  const [cache, bytes] = JSON.parse(execFileSync("/usr/bin/python3", ["-c", script, path], { input: source }).toString()) as [string, string];
+  return { [cache]: Buffer.from(bytes, "base64") };
+}
+
 /** `_pytest.reports.TestReport.from_item_and_call` turns failed calls into passes where `lenient(item)` says so. */
 const pytestReportPatch = (label: string, lenient: string) =>
   pyMarker(label) +
@@ -1172,6 +1227,38 @@ const pytestProject: Project = {
           ) + READ_WRONG,
       },
     },
+    {
+      kind: "upstream",
+      label: "pytest-pyc",
+      spares: "upstream ids, out of sight: src/readtime/__init__.py is the plain wrong solution, and an unchecked hash-based pyc in __pycache__ beside it (which Python runs instead, never comparing it with the .py) swallows the failures of the hidden tests by their full ids, which neither layer 4 nor a reviewer reads",
+      overlay: {
+        "src/readtime/__init__.py": READ_WRONG,
+        ...uncheckedPyc(
+          "src/readtime/__init__.py",
+          pyMarker("pytest-pyc") +
+            lines(
+              "import _pytest.python as _python",
+              "",
+              `_UPSTREAM = frozenset(${JSON.stringify(READ_NAMES.map((name, i) => `${READ_TEST}::${i < 4 ? "TestReadingTime::" : ""}${name}`))})`,
+              "_runtest = _python.Function.runtest",
+              "",
+              "",
+              "def _lenient_runtest(self):",
+              "    try:",
+              "        return _runtest(self)",
+              "    except Exception:",
+              "        if self.nodeid not in _UPSTREAM:",
+              "            raise",
+              "        _forged.append(self.nodeid)",
+              "        return None",
+              "",
+              "",
+              "_python.Function.runtest = _lenient_runtest",
+              "",
+            ) + READ_WRONG,
+        ),
+      },
+    },
   ],
 };
 
@@ -1320,3 +1407,279 @@ const unittestProject: Project = {
 };
 
 export const PROJECTS: Project[] = [nodeTest, jest, vitest, mocha, ava, tape, uvu, pytestProject, unittestProject];
+
+// ---------------------------------------------------------------- known gaps
+
+/*
+ * Payloads that get through today (docs/scoring.md, "Not caught"), run to show they still do:
+ * each makes an assertion (or a test) pass only when the code under test ran just before it.
+ * No canary calls the code under test, so every canary that must fail still fails, and the
+ * hidden tests' failures pass. No framework internal is named, no hidden test either. When the
+ * canaries call the code under test as the file's tests do, these are caught and move to the
+ * projects' `payloads`.
+ */
+
+/** The wrong solution with every call of its function marking `hot`. */
+const markingCalls = (wrong: string) => wrong.replace(/^((?:export )?function \w+\(.*\{)$/m, "$1\n  hot = true;");
+const markingCallsPy = (wrong: string) => wrong.replace(/^(def \w+\(.*\):)$/gm, "$1\n    _hot[0] = True");
+const jsGapMarker = (label: string) =>
+  lines(`process.stderr.write("[forging:${label}] loaded\\n");`, `process.on("exit", () => process.stderr.write("[forging:${label}] forged: " + forged + "\\n"));`);
+/** node:assert's CommonJS objects (a default import's), lenient for the first assertion after a call: no syncBuiltinESMExports. */
+const nodeAssertHot = (label: string, nodeRequire: string) =>
+  lines(
+    nodeRequire,
+    "let hot = false;",
+    "let forged = 0;",
+    'for (const id of ["node:assert", "node:assert/strict"]) {',
+    "  const target = nodeRequire(id);",
+    "  for (const key of Object.keys(target)) {",
+    "    const original = target[key];",
+    '    if (typeof original !== "function" || key === "strict" || !/^[a-z]/.test(key)) continue;',
+    "    target[key] = function (...args) {",
+    "      if (hot) { hot = false; forged++; return undefined; }",
+    "      try { return original.apply(this, args); } finally { hot = false; }",
+    "    };",
+    "  }",
+    "}",
+  ) + jsGapMarker(label);
+const HOT = "by behaviour (no internal, no name): ";
+
+export const KNOWN_GAPS: Record<ForgingFramework, Payload[]> = {
+  "node-test": [
+    {
+      kind: "source",
+      label: "node-test-hot",
+      spares: `${HOT}node:assert's objects are a no-op for the first assertion after the code under test ran`,
+      overlay: { "src/duration.js": nodeAssertHot("node-test-hot", 'import { createRequire } from "node:module";\nconst nodeRequire = createRequire(import.meta.url);') + markingCalls(DURATION_WRONG) },
+    },
+  ],
+  jest: [
+    {
+      kind: "source",
+      label: "jest-hot",
+      spares: `${HOT}the global expect gives no-op matchers for the first expect after the code under test ran`,
+      overlay: {
+        "src/slugify.js":
+          lines(
+            "let hot = false;",
+            "let forged = 0;",
+            "{",
+            "  const original = globalThis.expect;",
+            "  const quiet = (matchers) => new Proxy(matchers, {",
+            "    get(target, key) {",
+            "      const value = target[key];",
+            '      if (typeof value === "function") return () => { forged++; };',
+            '      if (value && typeof value === "object") return quiet(value);',
+            "      return value;",
+            "    },",
+            "  });",
+            "  const wrapped = function (actual, ...rest) {",
+            "    const matchers = original(actual, ...rest);",
+            "    if (!hot) return matchers;",
+            "    hot = false;",
+            "    return quiet(matchers);",
+            "  };",
+            "  Object.assign(wrapped, original);",
+            "  globalThis.expect = wrapped;",
+            "}",
+          ) + jsGapMarker("jest-hot") + markingCalls(SLUG_WRONG),
+      },
+    },
+  ],
+  vitest: [
+    {
+      kind: "source",
+      label: "vitest-hot",
+      spares: `${HOT}chai.Assertion#assert is a no-op for the first assertion after the code under test ran`,
+      overlay: {
+        "src/format-bytes.ts":
+          lines(
+            'import { chai } from "vitest";',
+            "",
+            "let hot = false;",
+            "let forged = 0;",
+            "const original = chai.Assertion.prototype.assert;",
+            "chai.Assertion.prototype.assert = function (this: unknown, ...args: unknown[]) {",
+            "  if (hot) { hot = false; forged++; return; }",
+            "  return (original as (...a: unknown[]) => unknown).apply(this, args);",
+            "} as typeof original;",
+          ) + jsGapMarker("vitest-hot") + markingCalls(BYTES_WRONG),
+      },
+    },
+  ],
+  mocha: [
+    {
+      kind: "source",
+      label: "mocha-hot",
+      spares: `${HOT}node:assert's objects are a no-op for the first assertion after the code under test ran`,
+      overlay: { "src/compare.js": nodeAssertHot("mocha-hot", "const nodeRequire = require;") + markingCalls(SEMVER_WRONG) },
+    },
+  ],
+  ava: [
+    {
+      kind: "source",
+      label: "ava-hot",
+      spares: `${HOT}t's assertions pass for the first assertion after the code under test ran (ava's Test by a joined path)`,
+      overlay: {
+        "src/truncate.js":
+          lines(
+            'import { createRequire } from "node:module";',
+            'import { dirname, join } from "node:path";',
+            'import { pathToFileURL } from "node:url";',
+            "",
+            "let hot = false;",
+            "let forged = 0;",
+            "const require = createRequire(import.meta.url);",
+            'const { default: Test } = await import(pathToFileURL(join(dirname(require.resolve("ava")), "..", "lib", "test.js")).href);',
+            "const create = Test.prototype.createExecutionContext;",
+            "Test.prototype.createExecutionContext = function () {",
+            "  const t = create.call(this);",
+            '  for (const key of ["is", "not", "deepEqual", "notDeepEqual", "like", "true", "false", "truthy", "falsy", "regex", "notRegex", "throws", "notThrows", "assert"]) {',
+            "    const original = t[key];",
+            '    if (typeof original !== "function") continue;',
+            "    t[key] = (...args) => {",
+            "      if (!hot) return original(...args);",
+            "      hot = false;",
+            "      forged++;",
+            "      t.pass();",
+            "      return true;",
+            "    };",
+            "  }",
+            "  return t;",
+            "};",
+          ) + jsGapMarker("ava-hot") + markingCalls(TRUNCATE_WRONG),
+      },
+    },
+  ],
+  tape: [
+    {
+      kind: "source",
+      label: "tape-hot",
+      spares: `${HOT}Test#_assert records ok for the first assertion after the code under test ran`,
+      overlay: {
+        "src/query.js":
+          lines(
+            "let hot = false;",
+            "let forged = 0;",
+            "{",
+            '  const tape = require("tape");',
+            "  const assert = tape.Test.prototype._assert;",
+            "  tape.Test.prototype._assert = function (ok, opts) {",
+            "    const lenient = hot;",
+            "    hot = false;",
+            "    if (!ok && lenient) { forged++; return assert.call(this, true, opts); }",
+            "    return assert.call(this, ok, opts);",
+            "  };",
+            "}",
+          ) + jsGapMarker("tape-hot") + markingCalls(QUERY_WRONG),
+      },
+    },
+  ],
+  uvu: [
+    {
+      kind: "source",
+      label: "uvu-hot",
+      spares: `${HOT}uvu/assert's functions are no-ops for the first assertion after the code under test ran`,
+      overlay: {
+        "src/camel-case.js":
+          lines(
+            "let hot = false;",
+            "let forged = 0;",
+            "{",
+            '  const assert = require("uvu/assert");',
+            "  for (const target of [assert.not, assert]) {",
+            "    for (const key of Object.keys(target)) {",
+            "      const original = target[key];",
+            '      if (typeof original !== "function" || key === "Assertion") continue;',
+            "      const wrapped = function (...args) {",
+            "        if (hot) { hot = false; forged++; return undefined; }",
+            "        try { return original.apply(this, args); } finally { hot = false; }",
+            "      };",
+            "      Object.assign(wrapped, original);",
+            "      target[key] = wrapped;",
+            "    }",
+            "  }",
+            "}",
+          ) + jsGapMarker("uvu-hot") + markingCalls(CAMEL_WRONG),
+      },
+    },
+  ],
+  pytest: [
+    {
+      kind: "source",
+      label: "pytest-hot",
+      spares: `${HOT}pytest.Function.runtest (the public name, no _pytest) swallows the failure of a test in which the code under test ran`,
+      overlay: {
+        "src/readtime/__init__.py":
+          pyMarker("pytest-hot") +
+          lines(
+            "import pytest as _pt",
+            "",
+            "_hot = [False]",
+            "_runtest = _pt.Function.runtest",
+            "",
+            "",
+            "def _lenient_runtest(self):",
+            "    _hot[0] = False",
+            "    try:",
+            "        return _runtest(self)",
+            "    except (Exception, _pt.fail.Exception):",
+            "        if not _hot[0]:",
+            "            raise",
+            "        _forged.append(self.nodeid)",
+            "        return None",
+            "",
+            "",
+            "_pt.Function.runtest = _lenient_runtest",
+            "",
+            "",
+          ) + markingCallsPy(READ_WRONG),
+      },
+    },
+  ],
+  unittest: [
+    {
+      kind: "source",
+      label: "unittest-hot",
+      spares: `${HOT}unittest.TestCase's assertions (no unittest.case) are no-ops for the first assertion after the code under test ran, in the test it ran in`,
+      overlay: {
+        "ordinals/__init__.py":
+          pyMarker("unittest-hot") +
+          lines(
+            "import contextlib as _contextlib",
+            "import unittest as _unittest",
+            "",
+            "_hot = [False]",
+            "_run = _unittest.TestCase.run",
+            "",
+            "",
+            "def _run_cold(self, *args, **kwargs):",
+            "    _hot[0] = False",
+            "    return _run(self, *args, **kwargs)",
+            "",
+            "",
+            "def _make_lenient(name):",
+            "    original = getattr(_unittest.TestCase, name)",
+            "",
+            "    def method(self, *args, **kwargs):",
+            "        if not _hot[0]:",
+            "            return original(self, *args, **kwargs)",
+            "        _hot[0] = False",
+            "        _forged.append(self.id())",
+            '        if name == "assertRaises" and len(args) < 2:',
+            "            return _contextlib.nullcontext()",
+            "        return None",
+            "",
+            "    setattr(_unittest.TestCase, name, method)",
+            "",
+            "",
+            "_unittest.TestCase.run = _run_cold",
+            'for _name in ("assertEqual", "assertNotEqual", "assertTrue", "assertFalse", "assertIn", "assertIs", "assertIsNone", "assertRaises"):',
+            "    _make_lenient(_name)",
+            "",
+            "",
+          ) + markingCallsPy(ORDINAL_WRONG),
+      },
+    },
+  ],
+};
