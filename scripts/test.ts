@@ -1,8 +1,10 @@
-// `npm test` after set-up: one `vitest run` of the four projects (arguments go to it), and
-// beside it the static checks at the lowest CPU priority. The suite keeps both cores busy
-// only part of the time (its end-to-end files run one at a time and wait on processes), and
-// the checks take about 110 CPU-s: run first, they held the suite back by a minute; niced,
-// they use the cores the tests leave idle. Their output is printed once the tests end.
+// `npm test` after set-up: the four vitest projects, and beside them the static checks at the
+// lowest CPU priority. The e2e files share one local stack and run one at a time; in one
+// `vitest run` they ran only after all the others, a phase of 400-500 s in which the two cores
+// were 60 % busy (the files wait on the stack, on installs, on a browser). So without
+// arguments the e2e project is a second `vitest run` that starts with the first: its waits
+// overlap the other files' work. Its output is printed once it ends. The checks take about
+// 110 CPU-s on the cores the tests leave idle; their output is printed last.
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { ROOT } from "./lib/paths";
@@ -61,11 +63,29 @@ const checks = Promise.all([
   check("lint", "npm", ["run", "-s", "lint"]),
   check("lint:deps", "npm", ["run", "-s", "lint:deps"]),
 ]);
-const vitest: ChildProcess = spawn("npx", ["vitest", "run", ...process.argv.slice(2)], { cwd: ROOT, stdio: "inherit", env: scratch ? { ...process.env, TMPDIR: scratch } : process.env });
+const env = scratch ? { ...process.env, TMPDIR: scratch } : process.env;
+const passthrough = process.argv.slice(2);
+
+/** One `vitest run`; its output is passed through, or kept to print whole when `kept`. */
+function vitest(args: string[], kept: string[] | null): { child: ChildProcess; done: Promise<number> } {
+  const child = spawn("npx", ["vitest", "run", ...args], { cwd: ROOT, stdio: kept ? ["ignore", "pipe", "pipe"] : "inherit", env: kept && process.stdout.isTTY ? { ...env, FORCE_COLOR: "1" } : env });
+  child.stdout?.on("data", (chunk: Buffer) => kept?.push(chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => kept?.push(chunk.toString()));
+  const done = new Promise<number>((resolve) => child.on("close", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  return { child, done };
+}
+
+const e2eOutput: string[] = [];
+const runs =
+  passthrough.length > 0
+    ? [vitest(passthrough, null)]
+    : [vitest(["--project", "unit", "--project", "integration", "--project", "runner"], null), vitest(["--project", "e2e"], e2eOutput)];
 // Stopped, vitest is told and this process waits for it to end, to remove the scratch directory.
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => vitest.kill(signal));
-const testsCode = await new Promise<number>((resolve) => vitest.on("close", (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => runs.forEach((r) => r.child.kill(signal)));
+const codes = await Promise.all(runs.map((r) => r.done));
 if (madeScratch) rmSync(scratch, { recursive: true, force: true });
+if (e2eOutput.length > 0) process.stdout.write(`\n[npm test] the e2e project, run beside the above:\n${e2eOutput.join("")}`);
+const testsCode = codes.some((code) => code !== 0) ? 1 : 0;
 
 const finished = await checks;
 for (const { output } of finished) if (output.trim()) process.stdout.write(output);

@@ -89,7 +89,9 @@ beforeAll(async () => {
   }
 });
 
-describe("real-project pull requests end to end (dev repo host, real runner, real installs)", () => {
+// Concurrent: the imports are already under way (beforeAll), and the scored fixtures' candidates
+// are independent; one after another they waited on each other's runs for a minute.
+describe.concurrent("real-project pull requests end to end (dev repo host, real runner, real installs)", () => {
   it.each(fixtures.map((f) => [f.name, f.framework, f.lockfile ?? "no lockfile", f] as const))(
     "%s (%s, %s) is READY with the verified FAIL_TO_PASS and PASS_TO_PASS ids",
     async (name, framework, _lockfile, fixture) => {
