@@ -7,6 +7,7 @@ import type { OpenAPIRouteSchema } from "chanfana";
 import { EXECUTION_ID_PATTERN } from "../domain/executions";
 import { joinExecutionAsRunner, reportRunnerResult, runnerDialInNonce, runnerHeartbeat } from "../flows/runner.flow";
 import { runnerBacklogFor, runnerBacklogUnavailable } from "../flows/runner-backlog.flow";
+import { log } from "../lib/log";
 import { bearerToken } from "../http/auth";
 import { jsonContent, jsonResponse, PublicEndpoint, type RouteContext } from "../http/endpoint";
 import { ErrorSchema, HttpError } from "../http/errors";
@@ -148,7 +149,12 @@ export class GetRunnerBacklog extends PublicEndpoint {
 
   async run({ request, env }: RouteContext) {
     const problem = runnerBacklogUnavailable(env);
-    if (problem) throw new HttpError(503, `The runner backlog is not configured on this server: ${problem}`);
+    if (problem) {
+      // Why is for the operator's log: told to anyone, "the token is the runner's signing key"
+      // would say what a leaked backlog token also opens.
+      log("warn", "runner backlog refused: no usable token", { problem });
+      throw new HttpError(503, "The runner backlog is not configured on this server; its log says why");
+    }
     const token = bearerToken(request);
     if (!token) throw HttpError.unauthorized("The backlog needs 'Authorization: Bearer <RUNNER_BACKLOG_TOKEN>'");
     return unwrap(await runnerBacklogFor(env, token));

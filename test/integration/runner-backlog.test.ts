@@ -1,13 +1,16 @@
+import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { API_BASE } from "../../src/app";
 import { database } from "../../src/db/client";
+import type { Env } from "../../src/env";
+import worker from "../../src/index";
 import { markDispatched } from "../../src/db/runner-jobs.queries";
 import { runnerJobs } from "../../src/db/schema";
 import { RUNNER_BACKLOG_ROUTE } from "../../src/domain/runner-backlog";
 import { GetRunnerBacklog, internalRunnerRoutes } from "../../src/routes/internal-runner.routes";
-import { call, errorBody } from "../support/worker/client";
+import { call, errorBody, freshIp } from "../support/worker/client";
 import { createJob } from "../support/worker/runner";
 
 // GET /api/v1/internal/runner/backlog (docs/runner-protocol.md, "The backlog"): what KEDA's
@@ -80,6 +83,28 @@ describe("GET /api/v1/internal/runner/backlog", () => {
     }
     const malformed = await call(PATH, { headers: { authorization: `Basic ${btoa(`keda:${TOKEN}`)}` } });
     expect(malformed.status).toBe(401);
+  });
+
+  it("503 without a usable token configured, saying why only in the log, whatever the caller sends", async () => {
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    try {
+      for (const configured of [undefined, "short", env.RUNNER_SECRET]) {
+        const unconfigured = { ...env, RUNNER_BACKLOG_TOKEN: configured } as Env;
+        const request = new Request(`https://assay.test${PATH}`, { headers: { authorization: `Bearer ${configured ?? TOKEN}`, "cf-connecting-ip": freshIp() } });
+        const res = await worker.fetch(request, unconfigured, createExecutionContext());
+        expect(res.status, String(configured)).toBe(503);
+        const text = await res.text();
+        expect(JSON.parse(text).detail).toMatch(/not configured on this server/);
+        expect(text).not.toMatch(/RUNNER_SECRET|signing|shorter|queued/);
+      }
+      expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)).problem)).toEqual([
+        expect.stringMatching(/no RUNNER_BACKLOG_TOKEN/),
+        expect.stringMatching(/shorter than/),
+        expect.stringMatching(/signing key/),
+      ]);
+    } finally {
+      warnings.mockRestore();
+    }
   });
 
   it("is the route the ScaledObject reads (deploy/kubernetes/, checked against RUNNER_BACKLOG_ROUTE in test/unit/kubernetes-manifests.test.ts)", () => {
