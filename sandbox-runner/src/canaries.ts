@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Integrity, TestResult } from "../../protocol/callback";
 import type { Framework } from "../../protocol/jobs";
-import { type AssertionForm, type FileShape, jsShape, type PyShape, pyShape, syntaxErrors, type TestSite, TITLE_HOLE } from "./canary-sites";
+import { type AssertionForm, type CapturedCall, type FileShape, jsShape, type PyShape, pyShape, syntaxErrors, type TestSite, TITLE_HOLE } from "./canary-sites";
 import { frameworkModule } from "./frameworks";
 import { lstatNoLinks, readRegularFile } from "./workspace-fs";
 
@@ -16,7 +16,10 @@ import { lstatNoLinks, readRegularFile } from "./workspace-fs";
  *
  * - `fail`: must come out failed. It asserts something false with one of the assertions the
  *   file's tests use; reported passed, assertions or the framework or the report were made to
- *   turn failures into passes.
+ *   turn failures into passes. One or two of them, after the test that runs last, make one of
+ *   the calls of the code under test the file's tests assert on and compare its value with one
+ *   no code returns: code that is lenient only where the code under test has just run is
+ *   lenient there too.
  * - `mirror` (frameworks that allow two tests of one name in a file): a `fail` canary that
  *   carries a real test's name, beside it in the same scope. Code that makes the hidden tests
  *   pass by their names (it has the upstream pull request) makes it pass too.
@@ -98,6 +101,8 @@ function applyInsertions(source: string, insertions: Insertion[]): string {
 }
 
 const pick = <T>(items: readonly T[]): T => items[randomInt(items.length)] as T;
+
+const lastOf = (sites: TestSite[]): TestSite => sites.reduce((a, b) => (b.after > a.after ? b : a));
 
 // ---------------------------------------------------------------- names
 
@@ -207,6 +212,37 @@ function operands(words: string[], equal: boolean, python: boolean, q: Quote): [
   }
 }
 
+/**
+ * An expected value no code under test returns, so that the canary fails for a right solution
+ * and a wrong one alike: of the type the file compared the call's value with (a type-checking
+ * loader refuses another), a non-integer number, or a string made at run time of the file's
+ * words and a random part; never a value the file writes.
+ */
+function unreachable(kind: CapturedCall["expected"], words: string[], source: string, python: boolean, q: Quote): string {
+  for (;;) {
+    if (kind === "number") {
+      const value = `${randomInt(2, 1000)}.${randomInt(100, 1000)}${randomInt(1, 10)}`;
+      if (!source.includes(value)) return value;
+      continue;
+    }
+    const [w1, w2, sep, n] = [pick(words), pick(words), pick(["-", "_", " ", "/"]), String(randomInt(10_000, 100_000))];
+    if (source.includes(`${w1}${sep}${w2}${n}`)) continue;
+    return python ? `${q(sep)}.join([${q(w1)}, ${q(w2)}]) + ${q(n)}` : `[${q(w1)}, ${q(w2)}].join(${q(sep)}) + ${q(n)}`;
+  }
+}
+
+/** Canaries that call the code under test, all after the test that runs last: `write` makes them for names drawn like the others. */
+interface Calling {
+  count: number;
+  write: (last: TestSite, names: string[]) => { insertion: Insertion; scope: string[] };
+}
+
+/** `count` of the file's calls, each at most once (count is at most their number). */
+function chooseCalls(calls: CapturedCall[], count: number): CapturedCall[] {
+  const pool = [...calls];
+  return Array.from({ length: count }, () => pool.splice(randomInt(pool.length), 1)[0] as CapturedCall);
+}
+
 function truthy(words: string[], value: boolean, python: boolean, q: Quote): string {
   const w = pick(words);
   if (python) return value ? `${q(w)}.startswith(${q(w.slice(0, 1))})` : `${q(w)}.endswith(${q(`${w}!`)})`;
@@ -264,16 +300,42 @@ function placeScript(file: string, source: string, framework: Framework): Placed
   try {
     shape = jsShape(file, source, framework);
   } catch {
-    shape = { sites: [], assertions: [], titles: [] };
+    shape = { sites: [], assertions: [], calls: [], tail: null, titles: [] };
   }
   const reserved = reservedBy(shape.titles);
   const sites = shape.sites.filter((s) => assertionFor(shape, s, framework) !== null);
   if (sites.length > 0) {
     const words = vocabulary(shape.sites.filter((s) => !s.table).map((s) => s.name), source);
-    const placed = placeAmong(source, sites, framework, words, reserved, (site, name, passes, where) => {
-      const form = assertionFor(shape, site, framework) as AssertionForm;
-      return scriptTest(site, framework, name, assertionText(form, words, passes, quoter(site.style.quote)), where);
-    });
+    const last = lastOf(sites);
+    // Only where no test of the file's runs after them, and with an assertion in scope there.
+    const calls = shape.tail === last.after ? shape.calls.filter((c) => c.form !== null && (c.form.param === null || c.form.param === last.param)) : [];
+    const calling: Calling | null =
+      calls.length === 0
+        ? null
+        : {
+            count: Math.min(calls.length, 1 + randomInt(2)),
+            write: (site, names) => {
+              const q = quoter(site.style.quote);
+              const chosen = chooseCalls(calls, names.length);
+              const text = names.map((name, i) => {
+                const call = chosen[i] as CapturedCall;
+                const form = call.form as AssertionForm;
+                const expected = unreachable(call.expected, words, source, false, q);
+                const assertion = form.form === "chain" ? `${form.callee}(${call.text})${form.path}(${expected})` : `${form.callee}(${call.text}, ${expected})`;
+                return scriptTest(site, framework, name, assertion, "after");
+              });
+              // Before the anchor, which stays last (Insertion.order).
+              return { insertion: { at: site.after, order: 0.5, text: text.join("") }, scope: site.scope };
+            },
+          };
+    const placed = placeAmong(
+      source, sites, framework, words, reserved,
+      (site, name, passes, where) => {
+        const form = assertionFor(shape, site, framework) as AssertionForm;
+        return scriptTest(site, framework, name, assertionText(form, words, passes, quoter(site.style.quote)), where);
+      },
+      NO_MIRRORS, calling,
+    );
     // Placement never breaks a file: if the parser finds more errors than before, the file keeps the appended form.
     if (syntaxErrors(file, placed.source) <= syntaxErrors(file, source)) return placed;
   }
@@ -282,12 +344,12 @@ function placeScript(file: string, source: string, framework: Framework): Placed
 
 /**
  * The canaries of one file among its tests: two or three that must fail and one that must
- * pass at random places, mirrors of the tests whose names are unique in the file, and the
- * anchor after the last test.
+ * pass at random places, mirrors of the tests whose names are unique in the file, the ones
+ * that call the code under test after the last test, and the anchor after the last test.
  */
 function placeAmong(
   source: string, sites: TestSite[], framework: Framework, words: string[], reserved: Reserved, write: (site: TestSite, name: string, passes: boolean, where: "before" | "after") => string,
-  more: Mirrors = NO_MIRRORS,
+  more: Mirrors = NO_MIRRORS, calling: Calling | null = null,
 ): Placed {
   // A table's title is no test's name: it is neither a template for canaries' names nor copied.
   const real = sites.filter((s) => !s.table).map((s) => s.name);
@@ -318,7 +380,13 @@ function placeAmong(
       canaries.push({ name: site.name, role: "mirror", beside: site.name, scope: site.scope });
     }
   }
-  const last = sites.reduce((a, b) => (b.after > a.after ? b : a));
+  const last = lastOf(sites);
+  if (calling) {
+    const names = Array.from({ length: calling.count }, () => drawName(real, words, taken, python, reserved));
+    const { insertion, scope } = calling.write(last, names);
+    insertions.push(insertion);
+    canaries.push(...names.map((name) => ({ name, role: "fail" as const, beside: last.name, scope })));
+  }
   insertions.push({ at: last.after, order: 1, text: write(last, fresh("anchor", last), true, "after") });
   return { source: applyInsertions(source, insertions), canaries, tests: real };
 }
@@ -345,9 +413,9 @@ function appendScript(file: string, source: string, framework: Framework, reserv
 
 const UNITTEST_EQUAL = ["assertEqual", "assertEquals"];
 
+const unittestEqual = (assertMethods: string[]) => assertMethods.find((m) => UNITTEST_EQUAL.includes(m)) ?? "assertEqual";
+
 function pythonTest(site: TestSite, name: string, passes: boolean, words: string[], assertMethods: string[], where: "before" | "after"): string {
-  const method = site.scope.length > 0;
-  const body = `${site.indent}    `;
   const q = quoter(site.style.quote);
   let assertion: string;
   if (site.unittest) {
@@ -355,12 +423,19 @@ function pythonTest(site: TestSite, name: string, passes: boolean, words: string
     if (assertMethods.includes("assertTrue") && randomInt(3) === 0) assertion = `${self}.assertTrue(${truthy(words, passes, true, q)})`;
     else {
       const [a, b] = operands(words, passes, true, q);
-      assertion = `${self}.${assertMethods.find((m) => UNITTEST_EQUAL.includes(m)) ?? "assertEqual"}(${a}, ${b})`;
+      assertion = `${self}.${unittestEqual(assertMethods)}(${a}, ${b})`;
     }
   } else {
     const [a, b] = operands(words, passes, true, q);
     assertion = `assert ${a} == ${b}`;
   }
+  return pythonDef(site, name, assertion, where);
+}
+
+/** A test function (or method) of one assertion, beside `site` and as it is written. */
+function pythonDef(site: TestSite, name: string, assertion: string, where: "before" | "after"): string {
+  const method = site.scope.length > 0;
+  const body = `${site.indent}    `;
   const code = `${site.indent}def ${name}(${method ? (site.param ?? "self") : ""}):\n${body}${assertion}\n`;
   // PEP 8's spacing: two blank lines between functions, one between methods.
   const gap = method ? "\n" : "\n\n";
@@ -378,7 +453,7 @@ async function placePython(source: string): Promise<Placed> {
     const mirrors = mirrorClass(source, shape, words);
     const placed =
       sites.length > 0
-        ? placeAmong(source, sites, "pytest", words, reserved, (site, name, passes, where) => pythonTest(site, name, passes, words, shape.assertMethods, where), mirrors)
+        ? placeAmong(source, sites, "pytest", words, reserved, (site, name, passes, where) => pythonTest(site, name, passes, words, shape.assertMethods, where), mirrors, pythonCalling(source, shape, sites, words, mirrors))
         : appendPython(source, reserved, mirrors);
     const check = await pyShape(placed.source);
     const found = new Set(check?.sites.map((s) => s.name));
@@ -387,6 +462,55 @@ async function placePython(source: string): Promise<Placed> {
     }
   }
   return appendPython(source, () => false, NO_MIRRORS);
+}
+
+/**
+ * The canaries that call the code under test, after the test that runs last: beside it in its
+ * scope, or, after a unittest.TestCase (whose methods run in the order of their names), in a
+ * TestCase class of their own right after it, which runs after it.
+ */
+function pythonCalling(source: string, shape: PyShape, sites: TestSite[], words: string[], mirrors: Mirrors): Calling | null {
+  if (shape.tail === null || shape.calls.length === 0) return null;
+  const count = Math.min(shape.calls.length, 1 + randomInt(2));
+  const assertions = (q: Quote, self: string | null) =>
+    chooseCalls(shape.calls, count).map((call) => {
+      const expected = unreachable(call.expected, words, source, true, q);
+      return self === null ? `assert ${call.text} == ${expected}` : `${self}.${unittestEqual(shape.assertMethods)}(${call.text}, ${expected})`;
+    });
+  if (!shape.tailClass) {
+    if (shape.tail !== lastOf(sites).after) return null;
+    return {
+      count,
+      write: (site, names) => {
+        const chosen = assertions(quoter(site.style.quote), null);
+        const text = names.map((name, i) => pythonDef(site, name, chosen[i] as string, "after")).join("");
+        return { insertion: { at: site.after, order: 0.5, text }, scope: site.scope };
+      },
+    };
+  }
+  const className = freshClassName(source, shape, words, mirrors.insertions.map((i) => i.text).join(""));
+  if (shape.testCase === null || className === null) return null;
+  const at = shape.tail;
+  return {
+    count,
+    write: (site, names) => {
+      const chosen = assertions(quoter(site.style.quote), "self");
+      const method: TestSite = { ...site, indent: "    ", scope: [className], param: "self" };
+      const body = names.map((name, i) => pythonDef(method, name, chosen[i] as string, "before").replace(/\n+$/, i < names.length - 1 ? "\n\n" : "\n")).join("");
+      // After the anchor when it ends the same class (Insertion.order): a method placed after this class would be this class's.
+      return { insertion: { at, order: 1.5, text: `\n\nclass ${className}(${shape.testCase}):\n${body}` }, scope: [className] };
+    },
+  };
+}
+
+/** A `Test…` class name of the file's words that neither the file nor `besides` has. */
+function freshClassName(source: string, shape: PyShape, words: string[], besides: string): string | null {
+  const taken = new Set(shape.classes.map((c) => c.name));
+  for (let tries = 0; tries < 50; tries++) {
+    const name = `Test${[pick(words), pick(words)].map((w) => (w[0] ?? "").toUpperCase() + w.slice(1)).join("")}`;
+    if (!taken.has(name) && !source.includes(name) && !besides.includes(name)) return name;
+  }
+  return null;
 }
 
 /**
@@ -402,12 +526,8 @@ function mirrorClass(source: string, shape: PyShape, words: string[]): Mirrors {
   const spots = [...shape.classes.flatMap((c) => [c.before, c.after]), ...sites.filter((s) => s.scope.length === 0).flatMap((s) => [s.before, s.after])];
   if (names.length === 0 || spots.length === 0) return NO_MIRRORS;
   const unittest = shape.testCase !== null && sites.some((s) => s.unittest);
-  const taken = new Set([...shape.classes.map((c) => c.name)]);
-  let className = "";
-  for (let tries = 0; tries < 50 && (className === "" || taken.has(className) || source.includes(className)); tries++) {
-    className = `Test${[pick(words), pick(words)].map((w) => (w[0] ?? "").toUpperCase() + w.slice(1)).join("")}`;
-  }
-  if (source.includes(className)) return NO_MIRRORS;
+  const className = freshClassName(source, shape, words, "");
+  if (className === null) return NO_MIRRORS;
   const method: TestSite = { before: 0, after: 0, indent: "    ", callee: "def", name: "", scope: [className], param: "self", arrow: false, style: sites[0]?.style ?? { quote: '"', semicolon: false, expression: false, async: false, spaced: true }, unittest, marked: false };
   const body = names.map((name, i) => pythonTest(method, name, false, words, shape.assertMethods, "before").replace(/\n+$/, i < names.length - 1 ? "\n\n" : "\n")).join("");
   const text = `class ${className}${unittest ? `(${shape.testCase})` : ""}:\n${body}`;

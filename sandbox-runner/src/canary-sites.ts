@@ -64,9 +64,30 @@ export interface AssertionForm {
   param: string | null;
 }
 
+/**
+ * A call the file's tests compare with an expected value in one of the file's own equality
+ * assertions, naming nothing but the file's module-level bindings: a canary placed anywhere
+ * in the file can make it again and assert on its value.
+ */
+export interface CapturedCall {
+  /** The call as the file writes it. */
+  text: string;
+  /** The type of the expected operand it was compared with: a canary's expected value has the same. */
+  expected: "string" | "number" | "other";
+  /** The assertion it was made in; null in Python, where the canary's class decides (`assert` or `self.assertEqual`). */
+  form: AssertionForm | null;
+}
+
 export interface FileShape {
   sites: TestSite[];
   assertions: AssertionForm[];
+  calls: CapturedCall[];
+  /**
+   * The offset after the test that runs last, when no test of the file's can run after a
+   * test placed there; null when that cannot be told. A canary that calls the code under
+   * test goes only there: its call could change what a later test sees.
+   */
+  tail: number | null;
   /**
    * The name of every test the file may declare, sites or not (a test with options, a
    * `test.each` title, a test made in a loop): a canary must not be named like one, or its
@@ -127,6 +148,7 @@ export function jsShape(file: string, source: string, framework: Framework): Fil
     const end = source.indexOf("\n", pos);
     return end < 0 ? source.length : end + 1;
   };
+  const siteOf = new Map<ts.Statement, { site: TestSite; callback: ts.ArrowFunction | ts.FunctionExpression }>();
   const visit = (statements: ts.NodeArray<ts.Statement>, scope: string[]) => {
     for (const st of statements) {
       if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) continue;
@@ -162,11 +184,94 @@ export function jsShape(file: string, source: string, framework: Framework): Fil
         spaced: /^[ \t]*\r?\n/.test(source.slice(after)),
       };
       if (!ts.isBlock(callback.body) && !style.expression) continue;
-      sites.push({ before, after, indent, callee, name, scope, param, arrow: ts.isArrowFunction(callback), style, unittest: false, marked: false, table });
+      const site: TestSite = { before, after, indent, callee, name, scope, param, arrow: ts.isArrowFunction(callback), style, unittest: false, marked: false, table };
+      sites.push(site);
+      siteOf.set(st, { site, callback });
     }
   };
   visit(sf.statements, []);
-  return { sites, assertions: assertionForms(sf, framework), titles: callTitles(sf) };
+  const { forms, calls } = assertionForms(sf, framework);
+  // ava's and uvu's TypeScript typings tie an assertion's expected type to its actual one (`t.is<A, E extends A>`): a type-checking loader would refuse a canary's.
+  const typed = ["ava", "uvu"].includes(framework) && scriptKind(file) !== ts.ScriptKind.JS && scriptKind(file) !== ts.ScriptKind.JSX;
+  return { sites, assertions: forms, calls: typed ? [] : calls, tail: tailOf(sf, siteOf, framework), titles: callTitles(sf) };
+}
+
+/** `test.after.always` for a callee of names all the way; null for anything else. */
+function calleePath(node: ts.Expression): string | null {
+  if (ts.isIdentifier(node)) return node.text;
+  const head = ts.isPropertyAccessExpression(node) ? calleePath(node.expression) : null;
+  return head === null ? null : `${head}.${(node as ts.PropertyAccessExpression).name.text}`;
+}
+
+const containsFunction = (node: ts.Node): boolean => ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.forEachChild(node, containsFunction) === true;
+
+/** Hooks that run after tests, never tests themselves. */
+const AFTER_HOOK = /^(after|afterAll|afterEach|teardown|suiteTeardown|\w+\.after(\.each|\.always)?)$/;
+
+/**
+ * What may follow the last test and define no test: declarations, and hooks that run after
+ * tests (and uvu's `.run()`). A call of anything else may define tests (a helper, a loop).
+ */
+function definesNoTest(st: ts.Statement): boolean {
+  if (ts.isImportDeclaration(st) || ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEmptyStatement(st) || ts.isExportDeclaration(st)) return true;
+  if (ts.isVariableStatement(st)) return !containsFunction(st);
+  if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) return false;
+  const callee = calleePath(st.expression.expression);
+  return callee !== null && (AFTER_HOOK.test(callee) || (/^\w+\.run$/.test(callee) && st.expression.arguments.length === 0));
+}
+
+const isSuiteCall = (st: ts.Statement): boolean => {
+  if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) return false;
+  let head: ts.Expression = st.expression.expression;
+  while (ts.isPropertyAccessExpression(head) || ts.isCallExpression(head)) head = head.expression;
+  return ts.isIdentifier(head) && SUITE_CALLEES.has(head.text);
+};
+
+/** An ava test whose body runs at once, to its end: concurrent tests then run their bodies in definition order. */
+function runsAtOnce(site: TestSite, callback: ts.ArrowFunction | ts.FunctionExpression): boolean {
+  if (site.style.async) return false;
+  if (!ts.isBlock(callback.body)) {
+    const body = callback.body;
+    return ts.isCallExpression(body) && ts.isPropertyAccessExpression(body.expression) && ts.isIdentifier(body.expression.expression) && body.expression.expression.text === site.param && !/Async$/.test(body.expression.name.text) && !containsFunction(body);
+  }
+  const waits = (node: ts.Node): boolean =>
+    ts.isAwaitExpression(node) || (ts.isReturnStatement(node) && node.expression !== undefined) || (ts.isPropertyAccessExpression(node) && ["then", "catch", "finally"].includes(node.name.text)) || ts.forEachChild(node, waits) === true;
+  return !waits(callback.body);
+}
+
+/** FileShape.tail: the end of the test that runs last, if nothing but hooks and declarations follows it where it runs. */
+function tailOf(sf: ts.SourceFile, siteOf: Map<ts.Statement, { site: TestSite; callback: ts.ArrowFunction | ts.FunctionExpression }>, framework: Framework): number | null {
+  const entries = [...siteOf.entries()];
+  if (entries.length === 0) return null;
+  const [lastSt, { site: last }] = entries.reduce((a, b) => (b[1].site.after > a[1].site.after ? b : a));
+  // mocha runs a suite's own tests before its child suites': a test beside a describe() is not the last.
+  if (framework === "mocha" && (lastSt.parent as ts.Block | ts.SourceFile).statements.some(isSuiteCall)) return null;
+  if (framework === "uvu") {
+    // uvu runs its suites in the order of their `.run()` calls.
+    const runs = sf.statements.filter((st) => ts.isExpressionStatement(st) && ts.isCallExpression(st.expression) && /^\w+\.run$/.test(calleePath(st.expression.expression) ?? ""));
+    const lastRun = runs.at(-1);
+    if (!lastRun || calleePath(((lastRun as ts.ExpressionStatement).expression as ts.CallExpression).expression) !== `${last.callee}.run` || lastRun.getStart(sf) < last.after) return null;
+  }
+  if (framework === "ava") {
+    // ava runs a file's tests concurrently: only when each runs its body at once do they run in order, and only without per-test hooks between them.
+    for (const st of sf.statements) {
+      const entry = siteOf.get(st);
+      const callee = ts.isExpressionStatement(st) && ts.isCallExpression(st.expression) ? calleePath(st.expression.expression) : null;
+      if (entry ? !runsAtOnce(entry.site, entry.callback) : !(definesNoTest(st) || /^\w+\.before(\.always)?$/.test(callee ?? ""))) return null;
+    }
+  }
+  let node: ts.Node = lastSt;
+  while (!ts.isSourceFile(node)) {
+    const list = node.parent as ts.Block | ts.SourceFile;
+    if (!ts.isBlock(list) && !ts.isSourceFile(list)) return null;
+    if (!list.statements.slice(list.statements.indexOf(node as ts.Statement) + 1).every(definesNoTest)) return null;
+    if (ts.isSourceFile(list)) break;
+    // Out of a describe() callback to the statement that calls describe().
+    const call = list.parent?.parent;
+    if (!call || !ts.isCallExpression(call) || !ts.isExpressionStatement(call.parent)) return null;
+    node = call.parent;
+  }
+  return last.after;
 }
 
 /**
@@ -274,17 +379,102 @@ function testParamAround(node: ts.Node): string | null {
 }
 
 /**
+ * Names bound once at the file's top level (imports, `require` and other `const`s, function
+ * and class declarations) and declared nowhere else in the file: the same value in every
+ * test, and never a test's parameter or local under another meaning.
+ */
+function moduleLevelNames(sf: ts.SourceFile): Set<string> {
+  const top = new Set<string>();
+  const bind = (name: ts.BindingName, into: Set<string>) => {
+    if (ts.isIdentifier(name)) into.add(name.text);
+    else for (const element of name.elements) if (!ts.isOmittedExpression(element)) bind(element.name, into);
+  };
+  const nested = new Set<string>();
+  const visit = (node: ts.Node) => {
+    if (ts.isVariableDeclaration(node) || ts.isParameter(node) || ts.isBindingElement(node)) bind(node.name, nested);
+    else if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isFunctionExpression(node) || ts.isClassExpression(node)) && node.name) nested.add(node.name.text);
+    ts.forEachChild(node, visit);
+  };
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st)) {
+      const clause = st.importClause;
+      if (!clause || clause.isTypeOnly) continue;
+      if (clause.name) top.add(clause.name.text);
+      const named = clause.namedBindings;
+      if (named && ts.isNamespaceImport(named)) top.add(named.name.text);
+      if (named && ts.isNamedImports(named)) for (const el of named.elements) if (!el.isTypeOnly) top.add(el.name.text);
+    } else if (ts.isImportEqualsDeclaration(st)) top.add(st.name.text);
+    else if (ts.isVariableStatement(st) && st.declarationList.flags & ts.NodeFlags.Const) {
+      for (const decl of st.declarationList.declarations) {
+        bind(decl.name, top);
+        if (decl.initializer) visit(decl.initializer);
+      }
+    } else if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st)) && st.name) {
+      top.add(st.name.text);
+      ts.forEachChild(st, (child) => (child === st.name ? undefined : visit(child)));
+    } else visit(st);
+  }
+  for (const name of nested) top.delete(name);
+  return top;
+}
+
+/**
+ * Whether an expression names nothing but `names`: no `this`, `super`, `arguments`, `await`,
+ * `yield`, function or class, and no assignment, so that it means the same anywhere in the file.
+ */
+function namesOnly(node: ts.Node, names: Set<string>): boolean {
+  if (ts.isIdentifier(node)) return names.has(node.text);
+  if (ts.isPropertyAccessExpression(node)) return !node.questionDotToken && namesOnly(node.expression, names);
+  if (ts.isCallExpression(node) || ts.isNewExpression(node)) return !(ts.isCallExpression(node) && node.questionDotToken) && namesOnly(node.expression, names) && (node.arguments ?? []).every((a) => namesOnly(a, names));
+  if (ts.isPropertyAssignment(node)) return (!ts.isComputedPropertyName(node.name) || namesOnly(node.name.expression, names)) && namesOnly(node.initializer, names);
+  if (ts.isShorthandPropertyAssignment(node)) return !node.objectAssignmentInitializer && names.has(node.name.text);
+  if (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node) || ts.isSatisfiesExpression(node) || ts.isNonNullExpression(node) || ts.isParenthesizedExpression(node) || ts.isSpreadElement(node) || ts.isSpreadAssignment(node) || ts.isTypeOfExpression(node)) {
+    return namesOnly(node.expression, names);
+  }
+  if (ts.isBinaryExpression(node)) {
+    const op = node.operatorToken.kind;
+    return !(op >= ts.SyntaxKind.FirstAssignment && op <= ts.SyntaxKind.LastAssignment) && namesOnly(node.left, names) && namesOnly(node.right, names);
+  }
+  if (ts.isPrefixUnaryExpression(node)) return node.operator !== ts.SyntaxKind.PlusPlusToken && node.operator !== ts.SyntaxKind.MinusMinusToken && namesOnly(node.operand, names);
+  if (ts.isConditionalExpression(node)) return [node.condition, node.whenTrue, node.whenFalse].every((n) => namesOnly(n, names));
+  if (ts.isElementAccessExpression(node)) return !node.questionDotToken && namesOnly(node.expression, names) && namesOnly(node.argumentExpression, names);
+  if (ts.isTemplateExpression(node)) return node.templateSpans.every((span) => namesOnly(span.expression, names));
+  if (ts.isArrayLiteralExpression(node)) return node.elements.every((e) => namesOnly(e, names));
+  if (ts.isObjectLiteralExpression(node)) return node.properties.every((p) => namesOnly(p, names));
+  return [ts.SyntaxKind.StringLiteral, ts.SyntaxKind.NumericLiteral, ts.SyntaxKind.BigIntLiteral, ts.SyntaxKind.NoSubstitutionTemplateLiteral, ts.SyntaxKind.RegularExpressionLiteral, ts.SyntaxKind.TrueKeyword, ts.SyntaxKind.FalseKeyword, ts.SyntaxKind.NullKeyword].includes(node.kind);
+}
+
+function expectedKind(node: ts.Expression): CapturedCall["expected"] {
+  let inner = node;
+  while (ts.isParenthesizedExpression(inner)) inner = inner.expression;
+  if (ts.isStringLiteral(inner) || ts.isNoSubstitutionTemplateLiteral(inner) || ts.isTemplateExpression(inner)) return "string";
+  if (ts.isNumericLiteral(inner) || (ts.isPrefixUnaryExpression(inner) && inner.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(inner.operand))) return "number";
+  return "other";
+}
+
+/** How many calls a file keeps for canaries: a few, different. */
+const MAX_CALLS = 6;
+
+/**
  * The assertions the file's tests make, by form, when they come from an assertion library
  * the runner knows (node:assert, chai, uvu, vitest's and jest's `expect`, a test's `t`): a
  * helper of the project's own named `equal` may not throw, and a canary that must fail would
- * then pass in an honest run.
+ * then pass in an honest run. With them, the calls of module-level code their equality
+ * assertions compare with an expected value.
  */
-function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[] {
+function assertionForms(sf: ts.SourceFile, framework: Framework): { forms: AssertionForm[]; calls: CapturedCall[] } {
   const bindings = moduleBindings(sf);
   const declared = declaredNames(sf);
+  const moduleLevel = moduleLevelNames(sf);
   const found = new Map<string, AssertionForm>();
+  const calls = new Map<string, CapturedCall>();
   const text = (node: ts.Node) => node.getText(sf);
   const add = (form: AssertionForm) => found.set(`${form.form} ${form.callee} ${form.path}`, form);
+  const capture = (actual: ts.Expression | undefined, expected: ts.Expression | undefined, form: AssertionForm) => {
+    if (!actual || !expected || !ts.isCallExpression(actual) || calls.size >= MAX_CALLS) return;
+    const call = text(actual);
+    if (!call.includes("\n") && call.length <= 200 && namesOnly(actual, moduleLevel)) calls.set(call, { text: call, expected: expectedKind(expected), form });
+  };
   /** How a root name is in scope for a canary: everywhere (null), as the test's parameter, or not usable. */
   const scopeOf = (root: string, node: ts.Node): { param: string | null } | null => {
     const from = bindings.get(root);
@@ -306,10 +496,18 @@ function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[
         if (chain) {
           const scope = scopeOf(chain.root, node);
           // Not a promise's (`.resolves`, chai-as-promised's `.eventually`), which a canary's operands are not.
-          if (scope && node.arguments.length === (kind === "equal" ? 1 : 0) && !/\.(not|resolves|rejects|eventually)\./.test(chain.path)) add({ kind, form: "chain", callee: chain.root, path: chain.path, param: scope.param });
+          if (scope && node.arguments.length === (kind === "equal" ? 1 : 0) && !/\.(not|resolves|rejects|eventually)\./.test(chain.path)) {
+            const form: AssertionForm = { kind, form: "chain", callee: chain.root, path: chain.path, param: scope.param };
+            add(form);
+            if (kind === "equal") capture(chain.actual, node.arguments[0], form);
+          }
         } else if (node.arguments.length >= (kind === "equal" ? 2 : 1) && isPlainReference(callee)) {
           const scope = scopeOf(text(callee).split(".")[0] as string, node);
-          if (scope) add({ kind, form: "call", callee: text(callee), path: "", param: scope.param });
+          if (scope) {
+            const form: AssertionForm = { kind, form: "call", callee: text(callee), path: "", param: scope.param };
+            add(form);
+            if (kind === "equal") capture(node.arguments[0], node.arguments[1], form);
+          }
         }
       }
     }
@@ -318,11 +516,11 @@ function assertionForms(sf: ts.SourceFile, framework: Framework): AssertionForm[
   visit(sf);
   // Their `toBe` is every expect's: a file of snapshot tests asserts with it too (a setup file's `expect.hasAssertions()` counts it).
   for (const root of jestExpects) if (![...found.values()].some((f) => f.callee === root && f.kind === "equal")) add({ kind: "equal", form: "chain", callee: root, path: ".toBe", param: null });
-  return [...found.values()];
+  return { forms: [...found.values()], calls: [...calls.values()] };
 }
 
-/** `expect(x).to.deep.equal` → root `expect`, path `.to.deep.equal`; null for a plain `a.b.c`. */
-function chainOf(callee: ts.Expression): { root: string; path: string } | null {
+/** `expect(x).to.deep.equal` → root `expect`, path `.to.deep.equal`, actual `x`; null for a plain `a.b.c`. */
+function chainOf(callee: ts.Expression): { root: string; path: string; actual: ts.Expression | undefined } | null {
   const names: string[] = [];
   let node: ts.Expression = callee;
   while (ts.isPropertyAccessExpression(node)) {
@@ -330,7 +528,7 @@ function chainOf(callee: ts.Expression): { root: string; path: string } | null {
     node = node.expression;
   }
   if (!ts.isCallExpression(node) || node.arguments.length !== 1 || !ts.isIdentifier(node.expression)) return null;
-  return { root: node.expression.text, path: `.${names.join(".")}` };
+  return { root: node.expression.text, path: `.${names.join(".")}`, actual: node.arguments[0] };
 }
 
 /** `assert.equal`, `t.is`, `equal`: names all the way, nothing called on the way. */
@@ -356,6 +554,9 @@ const pyShapeSchema = z.object({
   classes: z.array(z.object({ name: z.string(), line: z.number().int().positive(), end_line: z.number().int().positive(), col: z.number().int().nonnegative(), unittest: z.boolean() })),
   test_case: z.string().nullable(),
   assert_methods: z.array(z.string()),
+  calls: z.array(z.object({ text: z.string(), expected: z.enum(["string", "number", "other"]) })),
+  class_lines: z.array(z.number().int().positive()),
+  module_marked: z.boolean(),
   error: z.string().nullable(),
 });
 
@@ -371,6 +572,11 @@ export interface PyShape extends FileShape {
   /** How the file names unittest's TestCase (`unittest.TestCase`, `TestCase`), or null when it does not import it. */
   testCase: string | null;
   assertMethods: string[];
+  /**
+   * The tail is a unittest.TestCase class's end: its methods run in the order of their names,
+   * so a canary that calls the code under test goes in a TestCase class of its own there.
+   */
+  tailClass: boolean;
 }
 
 /** The tests of a Python test file, from Python's own parser; null when Python cannot read it. */
@@ -394,7 +600,26 @@ export async function pyShape(source: string): Promise<PyShape | null> {
     sites.push({ before, after, indent, callee: "def", name: s.name, scope: s.cls ? [s.cls] : [], param: s.params[0] ?? null, arrow: false, style, unittest: s.unittest, marked: s.marked });
   }
   const classes = parsed.data.classes.filter((c) => c.col === 0).map((c) => ({ name: c.name, before: startOf(c.line), after: startOf(c.end_line + 1) }));
-  return { sites, assertions: [], titles: parsed.data.names, classes, testCase: parsed.data.test_case, assertMethods: parsed.data.assert_methods };
+  const { tail, tailClass } = pyTail(parsed.data, startOf);
+  const calls = parsed.data.calls.map((c) => ({ ...c, form: null }));
+  return { sites, assertions: [], calls, tail, tailClass, titles: parsed.data.names, classes, testCase: parsed.data.test_case, assertMethods: parsed.data.assert_methods };
+}
+
+/**
+ * FileShape.tail of a Python file. pytest runs a module's functions and classes in the order
+ * they are defined, a plain class's methods too, a TestCase's in the order of their names.
+ * None when the last test's class marks its methods, the module marks or sets up every test,
+ * or a class follows (it may inherit tests).
+ */
+function pyTail(data: z.infer<typeof pyShapeSchema>, startOf: (line: number) => number): { tail: number | null; tailClass: boolean } {
+  const none = { tail: null, tailClass: false };
+  const last = data.sites.reduce<z.infer<typeof pySiteSchema> | null>((a, b) => (a === null || b.end_line > a.end_line ? b : a), null);
+  if (!last || last.marked || data.module_marked) return none;
+  const cls = last.cls === null ? null : data.classes.find((c) => c.col === 0 && c.name === last.cls && c.line <= last.line && last.end_line <= c.end_line);
+  if (last.cls !== null && !cls) return none;
+  const end = cls ? cls.end_line : last.end_line;
+  if (data.class_lines.some((line) => line > end)) return none;
+  return last.unittest ? { tail: startOf(end + 1), tailClass: true } : { tail: startOf(last.end_line + 1), tailClass: false };
 }
 
 /** Runs tools/test-sites.py isolated from the environment and any site packages, with the source on stdin. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { TestResult } from "../../protocol/callback";
 import type { Job } from "../../protocol/jobs";
 import { type CanaryPlan, checkCanaries, placeCanaries } from "../src/canaries";
-import { jsShape, syntaxErrors } from "../src/canary-sites";
+import { jsShape, pyShape, syntaxErrors } from "../src/canary-sites";
 import { frameworkReach, namedHiddenTests } from "../src/framework-reach";
 import { HARNESS_GLOBS } from "../src/frameworks";
 import { taskHarness } from "../src/harness-files";
@@ -223,6 +223,132 @@ describe("placing canaries where real projects' tests are", () => {
         expect(canaries.filter((c) => c.role === "anchor")).toHaveLength(1);
       }
     }
+  });
+});
+
+describe("canaries that call the code under test", () => {
+  it("take the calls the file's equality assertions compare, naming only module-level bindings: never a local, a test's parameter, this, await or a function", () => {
+    const shape = jsShape("test/slug.test.js", [
+      "const assert = require('node:assert/strict')",
+      "const { slug, Slugger } = require('../src/slug')",
+      "const OPTIONS = { lower: true }",
+      "let mode = 'a'",
+      "function helper(value) { return value }",
+      "test('module level', () => {",
+      "  assert.equal(slug('A B', OPTIONS), 'a-b')",
+      "  assert.equal(slug('A B', OPTIONS), 'a-b')",
+      "  assert.deepEqual(new Slugger().parts('a b'), ['a', 'b'])",
+      "  assert.equal(slug(`x${OPTIONS.lower}`), 12)",
+      "})",
+      "test('refused', async function (t) {",
+      "  const text = 'a'",
+      "  assert.equal(slug(text), 'a')",
+      "  assert.equal(slug(t.name), 'a')",
+      "  assert.equal(slug(this.text), 'a')",
+      "  assert.equal(slug(await Promise.resolve('a')), 'a')",
+      "  assert.equal(slug(mode), 'a')",
+      "  assert.equal(slug(helper('a')), 'a')",
+      "  assert.equal([1].map((n) => slug(n)), 'a')",
+      "  assert.equal(slug(undefined), 'a')",
+      "  assert.equal(await slug('a'), 'a')",
+      "  assert.notEqual(slug('b'), 'a')",
+      "})",
+      "",
+    ].join("\n"), "node-test");
+    expect(shape.calls.map((c) => [c.text, c.expected])).toEqual([
+      ["slug('A B', OPTIONS)", "string"],
+      ["new Slugger().parts('a b')", "other"],
+      ["slug(`x${OPTIONS.lower}`)", "number"],
+      ["slug(helper('a'))", "string"],
+    ]);
+    expect(shape.calls[0]?.form).toMatchObject({ form: "call", callee: "assert.equal" });
+  });
+
+  it("go after the test that runs last, before the anchor: the call and an expected value no code returns, in the file's own assertion", async () => {
+    const dir = await workspace({});
+    for (let i = 0; i < 20; i++) {
+      await writeFile(join(dir, "slug.test.ts"), VITEST_FILE);
+      const plan = await placeCanaries(dir, "vitest", ["slug.test.ts"]);
+      const placed = await readFile(join(dir, "slug.test.ts"), "utf8");
+      const canaries = plan.files.get("slug.test.ts") ?? [];
+      const names = jsShape("slug.test.ts", placed, "vitest").sites.map((s) => s.name);
+      const calling = canaries.filter((c) => c.role === "fail" && new RegExp(`it\\('${c.name}', \\(\\) => \\{\\n  expect\\(slug\\(`).test(placed)).map((c) => c.name);
+      expect(calling.length).toBeGreaterThanOrEqual(1);
+      expect(calling.length).toBeLessThanOrEqual(2);
+      // Nothing after them but the anchor, and they are canaries that must fail.
+      expect(names.slice(-calling.length - 1)).toEqual([...calling, canaries.find((c) => c.role === "anchor")?.name]);
+      expect(placed).toMatch(/expect\(slug\('[^']*'\)\)\.to(Be|Equal)\(\[('[a-z]+', ){1}'[a-z]+'\]\.join\('[^']'\) \+ '\d{5}'\)/);
+      expect(syntaxErrors("slug.test.ts", placed)).toBe(0);
+    }
+  });
+
+  it("never where a test of the file's may run after them: mocha's tests beside a describe(), tests made after the last one, ava's tests that wait", async () => {
+    const withCalls = (framework: "mocha" | "jest" | "ava", source: string) => jsShape("t.test.js", source, framework);
+    const mocha = ["const assert = require('assert')", "const { f } = require('../f')", "describe('f', () => {", "  it('a', () => assert.equal(f(1), 1))", "})", "it('b', () => assert.equal(f(2), 2))", ""].join("\n");
+    expect(withCalls("mocha", mocha).tail).toBeNull();
+    expect(withCalls("jest", mocha.replace("require('assert')", "require('node:assert')")).tail).not.toBeNull();
+    const loop = ["const { f } = require('../f')", "test('a', () => expect(f(1)).toBe(1))", "for (const n of [2]) test(`n ${n}`, () => expect(f(n)).toBe(n))", ""].join("\n");
+    expect(withCalls("jest", loop).tail).toBeNull();
+    const hooks = ["const { f } = require('../f')", "test('a', () => expect(f(1)).toBe(1))", "afterAll(() => {})", ""].join("\n");
+    expect(withCalls("jest", hooks).tail).not.toBeNull();
+    const ava = ["import test from 'ava'", "import { f } from '../f.js'", "test('a', async (t) => { t.is(await f(1), 1) })", "test('b', (t) => { t.is(f(2), 2) })", ""].join("\n");
+    expect(withCalls("ava", ava).tail).toBeNull();
+    expect(withCalls("ava", ava.replace("async (t) => { t.is(await f(1), 1) }", "(t) => { t.is(f(1), 1) }")).tail).not.toBeNull();
+    const dir = await workspace({ "t.spec.js": mocha });
+    const canaries = (await placeCanaries(dir, "mocha", ["t.spec.js"])).files.get("t.spec.js") ?? [];
+    expect(await readFile(join(dir, "t.spec.js"), "utf8")).not.toMatch(/f\([12]\), (\d+\.\d+|\[)/);
+    expect(canaries.filter((c) => c.role === "fail").length).toBeLessThanOrEqual(3);
+  });
+
+  it("in Python: module-level calls only; after the last test in its scope, or, after a TestCase (its methods run by name), in a TestCase of their own", async () => {
+    const shape = await pyShape([
+      "import pytest",
+      "from readtime import reading_time as rt",
+      "WPM = 100",
+      "",
+      "",
+      "def test_a(tmp_path):",
+      "    words = 'a b'",
+      "    assert rt('a b', wpm=WPM) == 1",
+      "    assert rt(words) == 1",
+      "    assert rt(str(tmp_path)) == 1",
+      "    assert rt((lambda: 'a')()) == 1",
+      "    assert rt('') == 'none'",
+      "",
+    ].join("\n"));
+    expect(shape?.calls.map((c) => [c.text, c.expected])).toEqual([["rt('a b', wpm=WPM)", "number"], ["rt('')", "string"]]);
+    expect(shape?.tail).not.toBeNull();
+    const source = [
+      "import unittest",
+      "from ordinals import ordinal",
+      "",
+      "",
+      "class OrdinalTest(unittest.TestCase):",
+      "    def test_z_last_by_name(self):",
+      "        self.assertEqual(ordinal(1), '1st')",
+      "",
+      "    def test_a_first_by_name(self):",
+      "        self.assertEqual(ordinal(2), '2nd')",
+      "",
+      "",
+      'if __name__ == "__main__":',
+      "    unittest.main()",
+      "",
+    ].join("\n");
+    const dir = await workspace({ "tests/test_ordinal.py": source });
+    const plan = await placeCanaries(dir, "pytest", ["tests/test_ordinal.py"]);
+    const placed = await readFile(join(dir, "tests/test_ordinal.py"), "utf8");
+    const classes = [...placed.matchAll(/^class (\w+)/gm)].map((m) => m[1]);
+    const own = /\nclass (\w+)\(unittest\.TestCase\):\n( {4}def test_\w+\(self\):\n {8}self\.assertEqual\(ordinal\(\d\), "[^"]*"\.join\(\[("[a-z]+", )"[a-z]+"\]\) \+ "\d{5}"\)\n\n?)+/.exec(placed.replace(/'/g, '"'));
+    expect(own).not.toBeNull();
+    // Right after the class of the file's tests: pytest runs a module's classes in the order they are defined.
+    expect(classes.indexOf(own?.[1] as string)).toBe(classes.indexOf("OrdinalTest") + 1);
+    const calling = (plan.files.get("tests/test_ordinal.py") ?? []).filter((c) => c.scope?.[0] === own?.[1]);
+    expect(calling.length).toBeGreaterThanOrEqual(1);
+    for (const c of calling) expect(c.role).toBe("fail");
+    // Never when a class follows (it may inherit the file's tests) or the module marks every test.
+    expect((await pyShape(`${source}\n\nclass Later(OrdinalTest):\n    pass\n`))?.tail).toBeNull();
+    expect((await pyShape(`pytestmark = []\n${source}`))?.tail).toBeNull();
   });
 });
 

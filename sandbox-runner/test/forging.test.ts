@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Callback } from "../../protocol/callback";
-import { type HiddenTest, KNOWN_GAPS, type Payload, type Project, PROJECTS } from "./support/forging-fixtures";
+import { type HiddenTest, type Payload, type Project, PROJECTS } from "./support/forging-fixtures";
 import { type Harness, jobId, startHarness, TEST_LIMITS } from "./support/harness";
 import { frameworkEnvironment } from "./support/node-modules";
 
@@ -10,7 +10,8 @@ import { frameworkEnvironment } from "./support/node-modules";
 // the code work. Per framework, a small project whose snapshot holds the hidden tests, and a
 // wrong solution in the candidate's overlay together with a payload that tries to make the
 // hidden tests pass while sparing the canaries: a config or setup file, the module under test
-// patching the framework or the report writer, or a module that knows the upstream hidden
+// patching the framework or the report writer (for every test, or only where the code under
+// test has just run), or a module that knows the upstream hidden
 // test names. Each such hidden-test run must be tampered or leave fewer than half the hidden
 // tests passing. An honest right solution must check out with every hidden test passing, and
 // the wrong solution alone must fail (so the fixtures prove what the payloads add).
@@ -112,15 +113,6 @@ describe.each(PROJECTS)("forging: $framework", (project) => {
     it.each(project.payloads)("$kind payload $label: not forged", async (payload) => {
       const cb = await hiddenRun(project, payload.label, payload.overlay);
       expectNotForged(cb, project.hidden, CAUGHT, payload);
-    });
-
-    // What docs/scoring.md's "Not caught" says gets through, shown to: once one is caught, it moves to the project's payloads.
-    it.each(KNOWN_GAPS[project.framework])("known gap: $kind payload $label is still forged", async (payload) => {
-      const cb = await hiddenRun(project, payload.label, payload.overlay);
-      record(payload.label, cb, project.hidden);
-      const context = describeRun(cb, project.hidden, { payload: payload.label, spares: payload.spares });
-      expect(cb.reason ?? "", `the runner failed on its own\n${context}`).not.toMatch(/^internal error/);
-      expect(cb.integrity?.tampered === true || passedHidden(cb, project.hidden).length / project.hidden.length < 0.5, `caught now: move ${payload.label} to the payloads and update "Not caught"\n${context}`).toBe(false);
     });
   });
 });

@@ -5,6 +5,7 @@ import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Callback } from "../../protocol/callback";
 import { testId } from "../../src/domain/test-outcomes";
+import { jsShape, pyShape } from "../src/canary-sites";
 import { jest } from "../src/frameworks/jest";
 import { nodeTest } from "../src/frameworks/node-test";
 import { openRepo } from "../src/frameworks/repo";
@@ -17,7 +18,8 @@ import { frameworkEnvironment } from "./support/node-modules";
 // once (vitest's typecheck, several vitest or jest projects) score a right solution in full,
 // each run of a file with ids of its own; test files in shapes canaries once tripped over
 // (promises' matchers, a setup file's expect.hasAssertions(), describe() blocks that do not run
-// here, Python classes that mark their methods) do too; and jest's report is made in a process
+// here, Python classes that mark their methods, code under test with state that the canaries
+// calling it must not change before a test) do too; and jest's report is made in a process
 // the candidate's code never enters, even for one test file.
 let h: Harness;
 beforeAll(async () => {
@@ -419,8 +421,39 @@ describe("slug", () => {
       "test/slug.spec.js::in memory::keeps a slug:passed",
       "test/slug.spec.js::on a server::gets a slug:skipped",
       "test/slug.spec.js::on a server::posts a slug:skipped",
-      'test/slug.spec.js::with a database::"before all" hook for "stores a slug":errored',
+      // mocha names the hook after the first test of its describe(), a canary placed before "stores a slug" included.
+      expect.stringMatching(/^test\/slug\.spec\.js::with a database::"before all" hook for "[^"]+":errored$/),
     ]);
+  });
+
+  it.concurrent("code under test with state (a counter): the canaries that call it run after every test of the file, in every framework", async () => {
+    const COUNTER_CJS = "let count = 0;\nexports.next = () => ++count;\n";
+    const COUNTER_ESM = "let count = 0;\nexport const next = () => ++count;\n";
+    const NAMES = ["counts one", "counts two", "counts three"];
+    const each = (write: (name: string, n: number) => string) => NAMES.map((name, i) => write(name, i + 1)).join("\n");
+    const PY_COUNTER = "_count = [0]\n\n\ndef next_id():\n    _count[0] += 1\n    return _count[0]\n";
+    const pyTests = (write: (name: string, n: number) => string) => ["test_counts_one", "test_counts_two", "test_counts_three"].map((name, i) => write(name, i + 1)).join("\n");
+    const projects: Array<{ label: string; framework: "jest" | "mocha" | "tape" | "uvu" | "ava" | "node-test" | "pytest"; packages: string[]; file: string; files: Record<string, string> }> = [
+      { label: "calls-jest", framework: "jest", packages: ["jest"], file: "test/counter.test.js", files: { "package.json": JEST_PACKAGE, "src/counter.js": COUNTER_CJS, "test/counter.test.js": `const { next } = require("../src/counter");\n\ndescribe("next", () => {\n${each((name, n) => `  test("${name}", () => {\n    expect(next()).toBe(${n});\n  });`)}\n});\n` } },
+      { label: "calls-mocha", framework: "mocha", packages: ["mocha"], file: "test/counter.spec.js", files: { "package.json": JSON.stringify({ name: "counter", scripts: { test: "mocha" } }), "src/counter.js": COUNTER_CJS, "test/counter.spec.js": `const assert = require("node:assert");\nconst { next } = require("../src/counter");\n\ndescribe("next", () => {\n${each((name, n) => `  it("${name}", () => {\n    assert.strictEqual(next(), ${n});\n  });`)}\n});\n` } },
+      { label: "calls-tape", framework: "tape", packages: ["tape"], file: "test/counter.test.js", files: { "package.json": JSON.stringify({ name: "counter", scripts: { test: "tape test/*.test.js" } }), "src/counter.js": COUNTER_CJS, "test/counter.test.js": `const test = require("tape");\nconst { next } = require("../src/counter");\n\n${each((name, n) => `test("${name}", (t) => {\n  t.equal(next(), ${n});\n  t.end();\n});\n`)}` } },
+      { label: "calls-uvu", framework: "uvu", packages: ["uvu"], file: "tests/counter.test.js", files: { "package.json": JSON.stringify({ name: "counter", scripts: { test: "uvu tests" } }), "src/counter.js": COUNTER_CJS, "tests/counter.test.js": `const { test } = require("uvu");\nconst assert = require("uvu/assert");\nconst { next } = require("../src/counter");\n\n${each((name, n) => `test("${name}", () => {\n  assert.is(next(), ${n});\n});\n`)}\ntest.run();\n` } },
+      { label: "calls-ava", framework: "ava", packages: ["ava"], file: "test/counter.test.js", files: { "package.json": JSON.stringify({ name: "counter", type: "module", scripts: { test: "ava" } }), "src/counter.js": COUNTER_ESM, "test/counter.test.js": `import test from "ava";\nimport { next } from "../src/counter.js";\n\n${each((name, n) => `test("${name}", (t) => {\n  t.is(next(), ${n});\n});\n`)}` } },
+      { label: "calls-node-test", framework: "node-test", packages: [], file: "test/counter.test.js", files: { "package.json": JSON.stringify({ name: "counter", type: "module", scripts: { test: "node --test" } }), "src/counter.js": COUNTER_ESM, "test/counter.test.js": `import { test } from "node:test";\nimport assert from "node:assert/strict";\nimport { next } from "../src/counter.js";\n\n${each((name, n) => `test("${name}", () => {\n  assert.equal(next(), ${n});\n});\n`)}` } },
+      { label: "calls-pytest", framework: "pytest", packages: [], file: "tests/test_counter.py", files: { "setup.cfg": "[tool:pytest]\ntestpaths = tests\n", "counter/__init__.py": PY_COUNTER, "tests/__init__.py": "", "tests/test_counter.py": `from counter import next_id\n\n\nclass TestCounter:\n${pyTests((name, n) => `    def ${name}(self):\n        assert next_id() == ${n}\n`)}` } },
+      // A TestCase's methods run in the order of their names: these are named to run in the order they count.
+      { label: "calls-unittest", framework: "pytest", packages: [], file: "tests/test_counter.py", files: { "setup.cfg": "[tool:pytest]\ntestpaths = tests\n", "counter/__init__.py": PY_COUNTER, "tests/__init__.py": "", "tests/test_counter.py": `import unittest\n\nfrom counter import next_id\n\n\nclass CounterTest(unittest.TestCase):\n${["test_a_counts_one", "test_b_counts_two", "test_c_counts_three"].map((name, i) => `    def ${name}(self):\n        self.assertEqual(next_id(), ${i + 1})\n`).join("\n")}` } },
+    ];
+    for (const p of projects) {
+      const source = p.files[p.file] as string;
+      const shape = p.framework === "pytest" ? await pyShape(source) : jsShape(p.file, source, p.framework);
+      expect([shape?.tail !== null, shape?.calls.length], p.label).toEqual([true, 1]);
+    }
+    const runs = await Promise.all(projects.map((p) => hiddenRun(p.label, p.packages, p.files, [p.file])));
+    for (const cb of runs) {
+      expectHonest(cb);
+      expect(cb.tests.map((t) => t.status), context(cb)).toEqual(["passed", "passed", "passed"]);
+    }
   });
 
   it.concurrent("pytest: classes that mark their methods (parametrized as a whole, patched by mock.patch), a plain one, and a TestCase whose setUpClass fails here", async () => {

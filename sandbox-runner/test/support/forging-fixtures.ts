@@ -46,6 +46,35 @@ const hiddenOf = (file: string, names: string[]): HiddenTest[] => names.map((nam
 const JS_CANARY = String.raw`/^[0-9a-f]{12} \d{4}$/`;
 const PY_CANARY = String.raw`r"^test_[0-9a-f]{12}$"`;
 
+// Payloads "by behaviour": lenient only where the code under test has just run (the first
+// assertion after one of its calls, a test it ran in), naming no framework internal and no
+// hidden test. The canaries that call the code under test catch them.
+
+/** The wrong solution with every call of its function marking `hot`. */
+const markingCalls = (wrong: string) => wrong.replace(/^((?:export )?function \w+\(.*\{)$/m, "$1\n  hot = true;");
+const markingCallsPy = (wrong: string) => wrong.replace(/^(def \w+\(.*\):)$/gm, "$1\n    _hot[0] = True");
+const jsGapMarker = (label: string) =>
+  lines(`process.stderr.write("[forging:${label}] loaded\\n");`, `process.on("exit", () => process.stderr.write("[forging:${label}] forged: " + forged + "\\n"));`);
+/** node:assert's CommonJS objects (a default import's), lenient for the first assertion after a call: no syncBuiltinESMExports. */
+const nodeAssertHot = (label: string, nodeRequire: string) =>
+  lines(
+    nodeRequire,
+    "let hot = false;",
+    "let forged = 0;",
+    'for (const id of ["node:assert", "node:assert/strict"]) {',
+    "  const target = nodeRequire(id);",
+    "  for (const key of Object.keys(target)) {",
+    "    const original = target[key];",
+    '    if (typeof original !== "function" || key === "strict" || !/^[a-z]/.test(key)) continue;',
+    "    target[key] = function (...args) {",
+    "      if (hot) { hot = false; forged++; return undefined; }",
+    "      try { return original.apply(this, args); } finally { hot = false; }",
+    "    };",
+    "  }",
+    "}",
+  ) + jsGapMarker(label);
+const HOT = "by behaviour (no internal, no name): ";
+
 // ---------------------------------------------------------------- node:test
 
 const DURATION_TEST = "test/duration.test.js";
@@ -1406,45 +1435,10 @@ const unittestProject: Project = {
   ],
 };
 
-export const PROJECTS: Project[] = [nodeTest, jest, vitest, mocha, ava, tape, uvu, pytestProject, unittestProject];
+// ---------------------------------------------------------------- payloads by behaviour
 
-// ---------------------------------------------------------------- known gaps
-
-/*
- * Payloads that get through today (docs/scoring.md, "Not caught"), run to show they still do:
- * each makes an assertion (or a test) pass only when the code under test ran just before it.
- * No canary calls the code under test, so every canary that must fail still fails, and the
- * hidden tests' failures pass. No framework internal is named, no hidden test either. When the
- * canaries call the code under test as the file's tests do, these are caught and move to the
- * projects' `payloads`.
- */
-
-/** The wrong solution with every call of its function marking `hot`. */
-const markingCalls = (wrong: string) => wrong.replace(/^((?:export )?function \w+\(.*\{)$/m, "$1\n  hot = true;");
-const markingCallsPy = (wrong: string) => wrong.replace(/^(def \w+\(.*\):)$/gm, "$1\n    _hot[0] = True");
-const jsGapMarker = (label: string) =>
-  lines(`process.stderr.write("[forging:${label}] loaded\\n");`, `process.on("exit", () => process.stderr.write("[forging:${label}] forged: " + forged + "\\n"));`);
-/** node:assert's CommonJS objects (a default import's), lenient for the first assertion after a call: no syncBuiltinESMExports. */
-const nodeAssertHot = (label: string, nodeRequire: string) =>
-  lines(
-    nodeRequire,
-    "let hot = false;",
-    "let forged = 0;",
-    'for (const id of ["node:assert", "node:assert/strict"]) {',
-    "  const target = nodeRequire(id);",
-    "  for (const key of Object.keys(target)) {",
-    "    const original = target[key];",
-    '    if (typeof original !== "function" || key === "strict" || !/^[a-z]/.test(key)) continue;',
-    "    target[key] = function (...args) {",
-    "      if (hot) { hot = false; forged++; return undefined; }",
-    "      try { return original.apply(this, args); } finally { hot = false; }",
-    "    };",
-    "  }",
-    "}",
-  ) + jsGapMarker(label);
-const HOT = "by behaviour (no internal, no name): ";
-
-export const KNOWN_GAPS: Record<ForgingFramework, Payload[]> = {
+/** Per framework, the payloads by behaviour (helpers at the top), each with the project's wrong solution. */
+const HOT_PAYLOADS: Record<ForgingFramework, Payload[]> = {
   "node-test": [
     {
       kind: "source",
@@ -1683,3 +1677,8 @@ export const KNOWN_GAPS: Record<ForgingFramework, Payload[]> = {
     },
   ],
 };
+
+export const PROJECTS: Project[] = [nodeTest, jest, vitest, mocha, ava, tape, uvu, pytestProject, unittestProject].map((project) => ({
+  ...project,
+  payloads: [...project.payloads, ...HOT_PAYLOADS[project.framework]],
+}));
