@@ -1,5 +1,6 @@
 // `npm run bench -- <suite> [<suite> ...]`: runs benchmark suites, printing one JSON object
 // per line: {"metric", "value", "unit", ...details}. Progress goes to stderr.
+// `npm run bench -- compare REF <suite> ...`: the same on commit REF and here, side by side (compare.ts).
 import type { Emit } from "./metrics";
 
 const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<void> }>> = {
@@ -16,11 +17,18 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit) => Promise<vo
   web: () => import("./web"),
 };
 
+if (process.argv[2] === "compare") {
+  const { default: compare } = await import("./compare");
+  await compare(process.argv.slice(3));
+  process.exit(0);
+}
+
 const names = process.argv.slice(2);
 const unknown = names.filter((n) => !(n in SUITES));
 if (names.length === 0 || unknown.length > 0) {
   if (unknown.length) console.error(`unknown suite(s): ${unknown.join(", ")}`);
   console.error(`usage: npm run bench -- <${Object.keys(SUITES).join("|")}> [...]`);
+  console.error("       npm run bench -- compare <REF> <suite> [...] [--rounds N]");
   process.exit(2);
 }
 const emit: Emit = (m) => process.stdout.write(`${JSON.stringify(m)}\n`);
