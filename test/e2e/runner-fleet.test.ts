@@ -6,9 +6,11 @@ import { launchStack, type Stack } from "../../scripts/lib/stack";
 import { poll } from "../../scripts/lib/wait";
 import { devToken } from "../support/node/http-client";
 
-// A local fleet (`RUNNERS=2 npm start`) with short leases, one of whose runners is killed
-// (SIGKILL, its whole process group, as a machine that dies) while it runs jobs: every run
-// and every scoring job still ends, on the other runner, exactly once.
+// A local fleet (`RUNNERS=3 npm start`) with short leases. One runner is stopped with SIGTERM
+// (as Kubernetes stops a pod) while it runs jobs: it drains, and every run ends once, none
+// "lost its runner". Then one of the two left is killed (SIGKILL, its whole process group, as
+// a machine that dies) while it runs jobs: every run and every scoring job still ends, on the
+// other runner, exactly once.
 
 const REPO = "assay-demo/slugify-js";
 const RUN_ATTEMPTS = 6;
@@ -24,19 +26,22 @@ interface RunnerHealth {
 
 let stack: Stack;
 let task: Task;
+/** The pull request's own change: every run of it passes. */
+let files: Record<string, string>;
 
 const fleet = async () => (await (await fetch(`${stack.runnerUrl}/health`)).json()) as { runners: RunnerHealth[] };
 
 beforeAll(async () => {
-  stack = await launchStack({ RUNNERS: "2", RUNNER_LEASE_SECONDS: "4" });
+  stack = await launchStack({ RUNNERS: "3", RUNNER_LEASE_SECONDS: "4" });
   const staff = userClient(stack.apiUrl, await devToken({ sub: "e2e-fleet-staff", role: "interviewer", org: "e2e-fleet" }));
   task = await importTask(staff, `${stack.repohostUrl}/${REPO}/pull/1`, "e2e-fleet", "PUBLIC");
+  files = { "src/slugify.js": execFileSync("git", ["-C", join(stack.repohostRoot, REPO), "show", "refs/pull/1/head:src/slugify.js"], { encoding: "utf8" }) };
 }, 300_000);
 
 afterAll(() => stack?.stop());
 
 let candidates = 0;
-async function startedAttempt(files: Record<string, string>) {
+async function startedAttempt() {
   const client: AssayClient = userClient(stack.apiUrl, await devToken({ sub: `e2e-fleet-${process.pid}-${++candidates}`, role: "candidate" }));
   const attempt = await createAttempt(client, task.task_id);
   await start(client, attempt.id);
@@ -44,14 +49,40 @@ async function startedAttempt(files: Record<string, string>) {
   return { client, attemptId: attempt.id };
 }
 
-describe("a fleet of two runners, one killed mid-run (RUNNERS=2 npm start)", () => {
-  it("every run and every score ends once, on the runner that is left", async () => {
+/** The job ids whose results the runners delivered, in the stack's log. */
+const delivered = () => [...stack.output().matchAll(/"event":"callback_delivered".*?"job_id":"(job_[0-9a-f]+)"/g)].map((m) => m[1]);
+
+describe("a fleet of runners, one stopped and one killed mid-run (RUNNERS=3 npm start)", () => {
+  it("SIGTERM: the runner drains, the fleet goes on without it, and every run ends once, none lost", async () => {
+    const before = await fleet();
+    expect(before.runners.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
+    const attempts = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt()));
+    const deliveredBefore = delivered().length;
+
+    const runs = Promise.all(attempts.map(({ client, attemptId }) => runTests(client, attemptId, ["src/slugify.js"])));
+    const victim = await poll("a runner seen running a job", async () => (await fleet()).runners.find((r) => r.pool.running > 0), { timeoutMs: 20_000, intervalMs: 25 });
+    // The runner's own process (tsx passes the signal on), not its group: what a pod's stop sends.
+    process.kill(victim.pid, "SIGTERM");
+
+    const finished = await runs;
+    expect(finished.map((r) => r.status)).toEqual(Array(RUN_ATTEMPTS).fill("SUCCEEDED"));
+    await poll("the stopped runner gone from the fleet", async () => ((await fleet()).runners.some((r) => r.name === victim.name) ? undefined : true), { timeoutMs: 90_000, intervalMs: 100 });
+    const logs = stack.output();
+    // It was stopped with work in hand: jobs running (left to finish) or waiting (handed back).
+    const stopping = new RegExp(`\\[${victim.name}\\] (\\{.*"event":"runner_stopping".*\\})`).exec(logs);
+    const held = JSON.parse(stopping?.[1] ?? "{}") as { running?: number; queued?: number };
+    expect((held.running ?? 0) + (held.queued ?? 0)).toBeGreaterThan(0);
+    expect(logs).not.toMatch(/lost its sandbox runner/);
+    const mine = delivered().slice(deliveredBefore);
+    expect(mine.length).toBeGreaterThanOrEqual(RUN_ATTEMPTS);
+    expect(new Set(mine).size).toBe(mine.length);
+  });
+
+  it("SIGKILL: every run and every score ends once, on the runner that is left", async () => {
     const before = await fleet();
     expect(before.runners.map((r) => r.status)).toEqual(["ok", "ok"]);
-    const solution = execFileSync("git", ["-C", join(stack.repohostRoot, REPO), "show", "refs/pull/1/head:src/slugify.js"], { encoding: "utf8" });
-    const files = { "src/slugify.js": solution };
-    const runners = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt(files)));
-    const scored = await Promise.all(Array.from({ length: SCORED_ATTEMPTS }, () => startedAttempt(files)));
+    const runners = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt()));
+    const scored = await Promise.all(Array.from({ length: SCORED_ATTEMPTS }, () => startedAttempt()));
 
     const runs = Promise.all(runners.map(({ client, attemptId }) => runTests(client, attemptId, ["src/slugify.js"])));
     await Promise.all(scored.map(({ client, attemptId }) => submit(client, attemptId, { tests_passed: 11, tests_total: 11 })));
@@ -75,8 +106,8 @@ describe("a fleet of two runners, one killed mid-run (RUNNERS=2 npm start)", () 
     // The killed runner's jobs came back to the queue when their leases ran out...
     expect(logs).toMatch(/leases ran out, requeued/);
     // ...and no job's result was delivered twice, by either runner.
-    const delivered = [...logs.matchAll(/"event":"callback_delivered".*?"job_id":"(job_[0-9a-f]+)"/g)].map((m) => m[1]);
-    expect(delivered.length).toBeGreaterThanOrEqual(RUN_ATTEMPTS + SCORED_ATTEMPTS);
-    expect(new Set(delivered).size).toBe(delivered.length);
+    const all = delivered();
+    expect(all.length).toBeGreaterThanOrEqual(2 * RUN_ATTEMPTS + SCORED_ATTEMPTS);
+    expect(new Set(all).size).toBe(all.length);
   });
 });
