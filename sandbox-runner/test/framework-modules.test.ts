@@ -116,12 +116,12 @@ describe("commands as run", () => {
     const p = await plan({ "pytest.ini": "[pytest]\n", "src/pkg/__init__.py": "" });
     expect(p.argv).toEqual(["python3", "-m", "pytest"]);
     expect(p.env).toEqual({
-      PYTEST_ADDOPTS: "-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors -o 'python_files=test*.py *_test.py'",
+      PYTEST_ADDOPTS: "-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider -p no:randomly --continue-on-collection-errors -o 'python_files=test*.py *_test.py'",
       PYTHONPATH: "src:/opt/assay",
     });
     const own = await planTests(await workspace({ "pytest.ini": "[pytest]\npython_files = check_*.py\n", "it's/a.py": "" }), { ...AUTO, coverage: true }, PATHS, ["it's/a.py"]);
     expect(own.env).toEqual({
-      PYTEST_ADDOPTS: `-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider --continue-on-collection-errors --cov=. '--cov=it'"'"'s' --cov-config=/opt/assay/coveragerc --cov-report=lcov:/r/lcov`,
+      PYTEST_ADDOPTS: `-p assay_pytest -o junit_family=xunit1 -p no:cacheprovider -p no:randomly --continue-on-collection-errors --cov=. '--cov=it'"'"'s' --cov-config=/opt/assay/coveragerc --cov-report=lcov:/r/lcov`,
       PYTHONPATH: "/opt/assay",
     });
   });

@@ -45,7 +45,10 @@ export const pytest: FrameworkModule = {
   // Python's canaries are written by canaries.ts from the file's own syntax tree (tools/test-sites.py).
   canaries: { sameNameTests: false, context: null, appended: () => null },
   async instrument(command, paths, options): Promise<Invocation> {
-    const added = ["-p", "assay_pytest", "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "--continue-on-collection-errors"];
+    // pytest-randomly, where a project has it, would shuffle the tests, and the canaries that
+    // call the code under test must run after the file's real tests (canaries.ts): the order
+    // is the files' own, as it is without the plugin (blocking one that is not there is a no-op).
+    const added = ["-p", "assay_pytest", "-o", "junit_family=xunit1", "-p", "no:cacheprovider", "-p", "no:randomly", "--continue-on-collection-errors"];
     // Root-level test.py / tests.py and test*.py unittest layouts, unless the repository says otherwise.
     if (!(await configuresPythonFiles(options.repo))) added.push("-o", "python_files=test*.py *_test.py");
     if (options.coverage) {
