@@ -3,7 +3,7 @@ import { QUEUED_SHUTDOWN_ERROR } from "../src/execution-session";
 import { STDIN_WRITE_MAX_BYTES, truncationNotice } from "../src/interactive";
 import { signedHeaders } from "../../protocol/signing";
 import { FakeExecutionObject, type RunnerSocket } from "./support/fake-execution-object";
-import { type Harness, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
+import { type Harness, expectNoProcessesLeft, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 import { NODE_CHILDREN, NODE_IGNORES_TERM, PYTHON_ECHO } from "./support/programs";
 import { snapshot, tarGz } from "./support/tarball";
 
@@ -52,7 +52,7 @@ async function start(body: Record<string, unknown>, harness = h): Promise<Runner
 const finished = (harness: Harness, id: string) => harness.waitForLog((e) => e.event === "execution_finished" && e.execution_id === id);
 
 async function expectNothingLeft(harness = h): Promise<void> {
-  expect(await processesOwnedBy(UIDS)).toEqual([]);
+  await expectNoProcessesLeft(UIDS);
   expect(harness.runner.health().pool).toMatchObject({ running: 0, queued: 0 });
 }
 
@@ -310,7 +310,7 @@ describe("runner shutdown", () => {
       expect(queued.messages.map((m) => m.type)).toEqual(["queued", "exit"]);
       expect([await running.closed, await queued.closed]).toEqual([1000, 1000]);
       expect(object.attempts.get(late)).toBeUndefined();
-      expect(await processesOwnedBy(uids)).toEqual([]);
+      await expectNoProcessesLeft(uids);
     } finally {
       await other.close();
     }

@@ -8,7 +8,7 @@ import { waitUntil } from "../../scripts/lib/wait";
 import { parseProcCgroup } from "../src/cgroups";
 import { isInternalAddress } from "../src/egress-proxy";
 import { sign } from "../../protocol/signing";
-import { type Harness, jobId, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
+import { type Harness, jobId, expectNoProcessesLeft, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 import { tarGz } from "./support/tarball";
 
 // What a job does must not reach the runner's host: host-side tools reading the workspace,
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 async function expectCleanAndHealthy(): Promise<void> {
-  expect(await processesOwnedBy(SANDBOX_UIDS)).toEqual([]);
+  await expectNoProcessesLeft(SANDBOX_UIDS);
   expect(jobCgroupsLeft()).toEqual([]);
   const cb = await h.run(h.job(jobId("after"), nodeTest(`test("still fine", () => assert.ok(true));`)));
   expect(cb.status).toBe("SUCCEEDED");

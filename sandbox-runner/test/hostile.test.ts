@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Harness, jobId, processesOwnedBy, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
+import { type Harness, jobId, expectNoProcessesLeft, SECRET, startHarness, TEST_LIMITS } from "./support/harness";
 
 // Every case runs real code under bubblewrap; after each, no process of the sandbox users
 // may be left and the next (normal) job must still pass.
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 async function expectCleanAndHealthy(): Promise<void> {
-  expect(await processesOwnedBy(SANDBOX_UIDS)).toEqual([]);
+  await expectNoProcessesLeft(SANDBOX_UIDS);
   const id = jobId("after");
   const cb = await h.run(h.job(id, nodeTest(`test("still fine", () => assert.ok(true));`)));
   expect(cb.status).toBe("SUCCEEDED");

@@ -1,7 +1,7 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Changes, waitUntil } from "../../scripts/lib/wait";
+import { Changes } from "../../scripts/lib/wait";
 import { ArtifactCache } from "../src/cache";
 import {
   type InteractiveExecution, type InteractiveExit, type InteractiveRequest, interactiveArgv, type OutputChunk,
@@ -9,7 +9,7 @@ import {
 } from "../src/interactive";
 import { UnsafeInputError } from "../src/safe-path";
 import { Sandbox } from "../src/sandbox";
-import { processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { expectNoProcessesLeft, processesOwnedBy, TEST_LIMITS } from "./support/harness";
 import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 import { NODE_CHILDREN, NODE_ECHO, NODE_IGNORES_TERM, PYTHON_ECHO, PYTHON_IGNORES_TERM } from "./support/programs";
 
@@ -81,10 +81,8 @@ class Session {
   }
 }
 
-async function expectNoProcessesLeft(setup: Setup): Promise<void> {
-  // A killed process leaves its control group before it is done exiting: on a loaded machine
-  // /proc can show it for a moment after the job ended. One that was never killed stays.
-  await waitUntil(`no process of uid ${setup.uid} left`, async () => (await processesOwnedBy([setup.uid])).length === 0, { timeoutMs: 5_000, intervalMs: 20 });
+async function expectNothingLeft(setup: Setup): Promise<void> {
+  await expectNoProcessesLeft([setup.uid]);
   expect(await readdir(join(setup.workDir, "jobs"))).toEqual([]);
 }
 
@@ -104,7 +102,7 @@ describe.each(["cgroups", "rlimits"])("interactive executions (%s)", (mode) => {
     expect(s.text("stdout")).toBe("ready\necho:one\necho:two\necho:three\nbye\n");
     expect(s.chunks.map((c) => c.seq)).toEqual(s.chunks.map((_, i) => i));
     expect(s.exec.write("late\n")).toEqual({ ok: false, reason: "closed" });
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("python: echoes each stdin line before the next is sent", async () => {
@@ -117,7 +115,7 @@ describe.each(["cgroups", "rlimits"])("interactive executions (%s)", (mode) => {
     s.exec.closeStdin();
     expect(await s.exit).toMatchObject({ status: "exited", code: 7 });
     expect(s.text("stdout")).toBe("ready\necho:alpha\necho:beta\necho:gamma\nbye\n");
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("terminate kills a program that ignores SIGTERM and its whole tree; repeated calls are harmless", async () => {
@@ -130,14 +128,14 @@ describe.each(["cgroups", "rlimits"])("interactive executions (%s)", (mode) => {
     expect(exit).toMatchObject({ status: "killed", cause: "terminated", code: null, signal: "SIGKILL" });
     s.exec.terminate();
     expect(s.exec.write("x")).toEqual({ ok: false, reason: "closed" });
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("a program that exits leaves no child behind", async () => {
     const s = new Session(setup(), { "main.js": NODE_CHILDREN.replace("process.argv.includes(\"exit\")", "true") }, { language: "node", file: "main.js" });
     expect(await s.exit).toMatchObject({ status: "exited", code: 3, cause: null });
     expect(s.text()).toBe("children up\n");
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 });
 
@@ -149,7 +147,7 @@ describe("interactive executions: limits", () => {
     await s.waitFor("ready\n");
     s.exec.terminate();
     expect(await s.exit).toMatchObject({ status: "killed", cause: "terminated" });
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("the wall-clock deadline kills programs that ignore SIGTERM (node and python)", async () => {
@@ -159,7 +157,7 @@ describe("interactive executions: limits", () => {
       const exit = await s.exit;
       expect(exit).toMatchObject({ status: "timed_out", cause: "wall", code: null });
       expect(exit.timings.runMs).toBeGreaterThanOrEqual(1500);
-      await expectNoProcessesLeft(setup());
+      await expectNothingLeft(setup());
     }
   });
 
@@ -184,7 +182,7 @@ describe("interactive executions: limits", () => {
     expect(program.reduce((sum, c) => sum + c.data.length, 0)).toBe(limit);
     expect(new Set(program.map((c) => c.stream))).toEqual(new Set(["stdout", "stderr"]));
     expect(s.chunks.map((c) => c.seq)).toEqual(s.chunks.map((_, i) => i));
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   // Node queues writes to a full pipe in its own heap until the loop yields, which this one never
@@ -194,7 +192,7 @@ describe("interactive executions: limits", () => {
     const exit = await s.exit;
     expect(exit.status).toBe("killed");
     expect(["output_limit", "memory"]).toContain(exit.cause);
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("stdin: single writes and the total are capped; a program that never reads does not grow the runner", async () => {
@@ -207,7 +205,7 @@ describe("interactive executions: limits", () => {
     expect(s.exec.write("x")).toEqual({ ok: false, reason: "stdin_limit" });
     s.exec.terminate();
     expect(await s.exit).toMatchObject({ status: "killed", cause: "terminated" });
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("stdin written before the program starts reaches it; terminate before start runs nothing", async () => {
@@ -221,7 +219,7 @@ describe("interactive executions: limits", () => {
     never.exec.terminate();
     expect(await never.exit).toMatchObject({ status: "killed", cause: "terminated" });
     expect(never.chunks).toEqual([]);
-    await expectNoProcessesLeft(setup());
+    await expectNothingLeft(setup());
   });
 
   it("a missing program file is the interpreter's error, not the runner's", async () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QUEUED_SHUTDOWN_REASON } from "../src/runner-service";
 import { SHUTDOWN_REASON } from "../src/job-execution";
-import { type Harness, jobId, processesOwnedBy, startHarness, TEST_LIMITS } from "./support/harness";
+import { type Harness, jobId, expectNoProcessesLeft, startHarness, TEST_LIMITS } from "./support/harness";
 import { tarGz } from "./support/tarball";
 
 const passing = {
@@ -113,7 +113,7 @@ it("shutdown reports the running and the queued job as ERROR and leaves nothing 
   const [a, b] = await callbacks;
   expect(a).toMatchObject({ status: "ERROR", reason: SHUTDOWN_REASON });
   expect(b).toMatchObject({ status: "ERROR", reason: QUEUED_SHUTDOWN_REASON });
-  expect(await processesOwnedBy([62500])).toEqual([]);
+  await expectNoProcessesLeft([62500]);
   // A job's directory may go after its callback, but never outlives the runner.
   expect(await readdir(join(h.workDir, "jobs"))).toEqual([]);
   await h.close();

@@ -7,7 +7,7 @@ import type { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { chownTree, createJobDirs } from "../src/job-execution";
 import { GATE_SCRIPT, Sandbox, type SandboxRun } from "../src/sandbox";
-import { blockedReading, processesOwnedBy, TEST_LIMITS } from "./support/harness";
+import { blockedReading, expectNoProcessesLeft, TEST_LIMITS } from "./support/harness";
 import { realSandboxes, type RealSandboxes } from "./support/sandboxes";
 
 // A run is opened (bwrap sets itself up) while the runner finishes the workspace, and started
@@ -49,7 +49,7 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
     expect(result.exitCode).toBe(0);
     expect(result.log.toString()).toBe("written after the open\n");
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(true);
-    expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
+    await expectNoProcessesLeft([real.uidBase + SLOT]);
   });
 
   it("gives the command no descriptor of the runner's but its stdio, and an /etc of its own", async () => {
@@ -74,7 +74,7 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
       stop.abort();
       const result = await running;
       expect(result.killedFor).toBe("aborted");
-      expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
+      await expectNoProcessesLeft([real.uidBase + SLOT]);
     }
   });
 
@@ -83,7 +83,7 @@ describe.each(["cgroups", "rlimits"] as const)("an opened run (%s)", (mode) => {
     const opened = await sandbox().open(shell(dirs, "touch /workspace/ran"));
     await opened.cancel();
     expect(existsSync(join(dirs.workspace, "ran"))).toBe(false);
-    expect(await processesOwnedBy([real.uidBase + SLOT])).toEqual([]);
+    await expectNoProcessesLeft([real.uidBase + SLOT]);
   });
 });
 

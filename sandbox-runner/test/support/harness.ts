@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { waitUntil } from "../../../scripts/lib/wait";
 import type { RunnerConfigInput } from "../../src/config";
 import type { Callback } from "../../../protocol/callback";
@@ -131,6 +132,22 @@ export async function startHarness(overrides: Partial<RunnerConfigInput> = {}): 
 /** Pids of live (non-zombie) processes owned by the given uids (the sandbox users of one harness). */
 export async function processesOwnedBy(uids: number[]): Promise<number[]> {
   return (await Promise.all(uids.map(livePidsOwnedBy))).flat();
+}
+
+/**
+ * That no process of `uids` is left once a job has ended. A killed process leaves its control
+ * group (and so lets the job end) before the kernel is done tearing it down, and on a loaded
+ * machine /proc shows it for a moment more; one that was never killed is still there after
+ * the few seconds allowed, and the expectation names it.
+ */
+export async function expectNoProcessesLeft(uids: number[]): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  let left = await processesOwnedBy(uids);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    left = await processesOwnedBy(uids);
+  }
+  expect(left).toEqual([]);
 }
 
 /** The number of read(2) on this machine, as /proc/<pid>/syscall shows it. */
