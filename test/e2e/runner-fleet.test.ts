@@ -41,11 +41,11 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 let candidates = 0;
-async function startedAttempt() {
+async function startedAttempt(saved = files) {
   const client: AssayClient = userClient(stack.apiUrl, await devToken({ sub: `e2e-fleet-${process.pid}-${++candidates}`, role: "candidate" }));
   const attempt = await createAttempt(client, task.task_id);
   await start(client, attempt.id);
-  await save(client, attempt.id, files);
+  await save(client, attempt.id, saved);
   return { client, attemptId: attempt.id };
 }
 
@@ -56,7 +56,10 @@ describe("a fleet of runners, one stopped and one killed mid-run (RUNNERS=3 npm 
   it("SIGTERM: the runner drains, the fleet goes on without it, and every run ends once, none lost", async () => {
     const before = await fleet();
     expect(before.runners.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
-    const attempts = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt()));
+    // Each run of this change takes 3 s more (the module waits as it loads), so the runner seen
+    // working still holds its job when the signal lands.
+    const slow = { "src/slugify.js": `${files["src/slugify.js"]}\nAtomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);\n` };
+    const attempts = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt(slow)));
     const deliveredBefore = delivered().length;
 
     const runs = Promise.all(attempts.map(({ client, attemptId }) => runTests(client, attemptId, ["src/slugify.js"])));
