@@ -591,7 +591,11 @@ export function checkCanaries(plan: CanaryPlan, tests: TestResult[]): { tests: T
           }
           // A type check passes the copy as it passes the test: there, any of the reports goes.
           const order = (t: TestResult) => (t.status === "failed" || t.status === "errored" ? 0 : t.status === "passed" ? 2 : 1);
-          const droppable = reports.filter((t) => (typecheck || t.status !== "passed") && !dropped.has(t)).sort((a, b) => order(a) - order(b));
+          // In Python the copy sits in a class of its own: of two failures, the one outside the
+          // real test's class is the copy's (the real test's, errored by its class's set-up, stays).
+          const home = canary.scope?.at(-1);
+          const elsewhere = (t: TestResult) => (home !== undefined && !t.classname.split(/[.:> ]+/).includes(home) ? 0 : 1);
+          const droppable = reports.filter((t) => (typecheck || t.status !== "passed") && !dropped.has(t)).sort((a, b) => order(a) - order(b) || elsewhere(a) - elsewhere(b));
           for (const t of droppable.slice(0, runs)) dropped.add(t);
           continue;
         }

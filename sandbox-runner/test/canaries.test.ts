@@ -381,6 +381,25 @@ describe("reading the canaries' results", () => {
     expect(checked.tests.map((t) => t.status)).toEqual(["failed"]);
   });
 
+  it("in Python the copy's failure is dropped, not the real test's: the copy sits in a class of its own", () => {
+    const py = "tests/test_calc.py";
+    const pyPlan: CanaryPlan = {
+      files: new Map([[py, [
+        { name: "test_stores", role: "mirror" as const, beside: "test_stores", scope: ["DbCase"] },
+        { name: "test_adds_more", role: "anchor" as const },
+      ]]]),
+      tests: ["test_stores"],
+    };
+    // The real test errored (its class's set-up failed); the copy, in another class, failed.
+    for (const order of [0, 1]) {
+      const real = result(py, "test_stores", "errored", "tests.test_calc.DbCase");
+      const copy = result(py, "test_stores", "failed", "tests.test_calc.TestClassmethodRuntime");
+      const checked = checkCanaries(pyPlan, [...(order === 0 ? [real, copy] : [copy, real]), result(py, "test_adds_more", "passed", "tests.test_calc.TestPlain")]);
+      expect(checked.integrity.tampered).toBe(false);
+      expect(checked.tests).toEqual([real]);
+    }
+  });
+
   it("results made to pass by the hidden tests' names: the copy passes too, and the run is tampered", () => {
     const checked = checkCanaries(plan, [result(FILE, "lowercases", "passed"), result(FILE, "lowercases", "passed"), ...canaryResults()]);
     expect(checked.integrity).toMatchObject({ tampered: true, reason: expect.stringMatching(/a copy of the test "lowercases" that must fail was reported passed/) });
