@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig, defineProject } from "vitest/config";
+import LongestFirst from "./test/support/node/longest-first.ts";
 import { testIdentity } from "./test/support/node/test-identity.ts";
 
 // Four suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
@@ -15,6 +16,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Request logs are noise on green runs; they are printed for failing tests.
     silent: "passed-only",
+    sequence: { sequencer: LongestFirst },
     projects: [
       defineProject({
         // Pure logic and in-process servers: no file leaves state in shared modules (timers are
