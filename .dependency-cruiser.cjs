@@ -57,6 +57,34 @@ module.exports = {
     // A route validates, authorizes (http/) and calls one use case (flows/): it reaches no
     // storage, Durable Object or outside service itself.
     layer("routes", ["http/", "flows/", "domain/", "lib/", ...DECLARATIONS]),
+    // Runner jobs have one owner (docs/runner-protocol.md, "Who owns a job"): the lifecycle flow
+    // changes them, and everyone else, the consumer, the cron sweep, the runner's requests and the
+    // AttemptDO, goes through it; services/runner is only the client and the connect token.
+    {
+      name: "runner-jobs-have-one-owner",
+      comment:
+        "Only flows/runner-jobs.flow.ts runs the runner-job queries: enqueue, dispatch, leases, requeues, give-up and results " +
+        "change in one state machine. Another module may import their row type, never call them",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/flows/runner-jobs\\.flow\\.ts$" },
+      to: { path: "^src/db/runner-jobs\\.queries\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "runner-service-is-the-client",
+      comment:
+        "services/runner/ holds the runner client and the connect token, and nothing else: no storage, no queries, " +
+        "no other service (the job lifecycle that uses them is flows/runner-jobs.flow.ts)",
+      severity: "error",
+      from: { path: "^src/services/runner/" },
+      to: { path: "^src/(db|services)/", pathNot: "^src/services/runner/" },
+    },
+    {
+      name: "runner-service-holds-two-modules",
+      comment: "Of services/runner/ only runner-client.ts and connect-token.ts are used; a module beside them belongs elsewhere (flows/runner-jobs.flow.ts for job state)",
+      severity: "error",
+      from: { path: "^src/" },
+      to: { path: "^src/services/runner/", pathNot: "^src/services/runner/(runner-client|connect-token)\\.ts$" },
+    },
     {
       name: "declarations-stay-low",
       comment: "env.ts is read by every layer, so it reads only domain/ and lib/",

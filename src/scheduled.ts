@@ -1,6 +1,6 @@
 import type { Env } from "./env";
+import { requeueLostJobs } from "./flows/runner-jobs.flow";
 import { log } from "./lib/log";
-import { requeueLostJobs } from "./services/runner/job-dispatch";
 
 /**
  * The Worker's cron entry (wrangler.toml `[triggers]`): requeues runner jobs whose lease ran

@@ -8,14 +8,10 @@ import type { TelemetryRecord } from "./telemetry";
  */
 
 /**
- * `runner-jobs`: `dispatch` hands the job to the runner (`full_answers`: how often a full fleet
- * has turned it away so far); `notify` runs its owner's job-finished handler; `run_ended`
- * announces a run its attempt's sweep ended, as the handler announces the runs it ends.
+ * `runner-jobs`, about one job each: `dispatch` hands the job to the runner (`full_answers`: how
+ * often a full fleet has turned it away so far); `notify` runs its owner's job-finished handler.
  */
-export type RunnerQueueMessage =
-  | { type: "dispatch"; job_id: string; full_answers?: number }
-  | { type: "notify"; job_id: string }
-  | { type: "run_ended"; run: EndedRun };
+export type RunnerQueueMessage = { type: "dispatch"; job_id: string; full_answers?: number } | { type: "notify"; job_id: string };
 
 /** `task-import`: one import step of a task. */
 export interface TaskImportMessage {
@@ -43,13 +39,20 @@ export interface TelemetryMessage {
 }
 
 /**
- * `notification-events`: one notification for one user. `key` makes a redelivery a no-op;
- * `created_at` is the event's time, which the notification keeps.
+ * One notification for one user. `key` makes a redelivery a no-op; `created_at` is the
+ * event's time, which the notification keeps.
  */
-export interface NotificationQueueMessage {
+export interface NotificationMessage {
   user_id: string;
   type: NotificationType;
   payload: Record<string, unknown>;
   key: string;
   created_at: string;
 }
+
+/**
+ * `notification-events`: a notification to deliver, or `run_ended`, a run its attempt's sweep
+ * ended, which the run-ended flow turns into its notifications as it does for the runs their
+ * jobs' handlers end. An object decides nobody's notifications, so the AttemptDO sends the event.
+ */
+export type NotificationQueueMessage = NotificationMessage | { type: "run_ended"; run: EndedRun };

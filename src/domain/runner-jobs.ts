@@ -250,3 +250,42 @@ export function heartbeatIntervalMs(lease: number): number {
 export function isoAfter(nowMs: number, seconds: number): string {
   return new Date(nowMs + seconds * 1000).toISOString();
 }
+
+/**
+ * What follows a dispatch that could not reach a runner, counted on the job (`failures`):
+ * another try after a growing delay, or, from the DISPATCH_ATTEMPTS-th, the job's end as
+ * ERROR with this reason.
+ */
+export function afterUnreachable(failures: number, detail: string): { retryDelaySeconds: number } | { giveUp: string } {
+  if (failures >= DISPATCH_ATTEMPTS) return { giveUp: `the sandbox runner could not be reached: ${detail} (${failures} attempts)` };
+  return { retryDelaySeconds: dispatchRetryDelaySeconds(failures) };
+}
+
+/**
+ * Jobs whose lease ran out, each with its requeue count: those offered to the runners again,
+ * and those that have lost their runner more than MAX_REQUEUES times and end ERROR.
+ */
+export function splitRequeued(requeued: readonly { id: string; requeues: number }[]): { again: string[]; givenUp: string[] } {
+  return {
+    again: requeued.filter((j) => j.requeues <= MAX_REQUEUES).map((j) => j.id),
+    givenUp: requeued.filter((j) => j.requeues > MAX_REQUEUES).map((j) => j.id),
+  };
+}
+
+/**
+ * Of the jobs a runner holds but could not renew, those no longer its, which it may stop
+ * working on: unknown, final, or dispatched to another runner. A queued job is not lost to it:
+ * it may be on its way to this runner (its answer not yet recorded), or requeued, when the
+ * runner's result is still welcome.
+ */
+export function lostJobIds(
+  runnerId: string,
+  unrenewed: readonly string[],
+  holders: readonly { id: string; status: RunnerJobStatus; runnerId: string | null }[],
+): string[] {
+  const known = new Map(holders.map((j) => [j.id, j]));
+  return unrenewed.filter((id) => {
+    const job = known.get(id);
+    return !job || isFinalStatus(job.status) || (job.status === "dispatched" && job.runnerId !== runnerId);
+  });
+}

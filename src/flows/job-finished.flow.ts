@@ -1,8 +1,7 @@
-import { database } from "../db/client";
-import { findRunnerJob, markNotified } from "../db/runner-jobs.queries";
 import type { FinishedRunnerJob } from "../domain/runner-callback";
-import { isFinalStatus, runnerJobKeys, type RunnerJobOwnerType } from "../domain/runner-jobs";
+import type { RunnerJobOwnerType } from "../domain/runner-jobs";
 import type { Env } from "../env";
+import { finishedJobToHandOver, markOwnerTold } from "./runner-jobs.flow";
 import { runJobFinished } from "./runs/run-finished.flow";
 import { scoringJobFinished } from "./scoring/scoring-finished.flow";
 import { validationJobFinished } from "./task-import/validation-finished.flow";
@@ -27,18 +26,8 @@ function jobFinishedHandler(ownerType: RunnerJobOwnerType): JobFinishedHandler {
 
 /** Calls the owner's job-finished handler for a final job, unless it already ran to the end. */
 export async function callJobFinishedHandler(env: Env, jobId: string): Promise<void> {
-  const db = database(env.DB);
-  const job = await findRunnerJob(db, jobId);
-  if (!job || !isFinalStatus(job.status) || job.notifiedAt) return;
-  await jobFinishedHandler(job.ownerType)(env, {
-    id: job.id,
-    kind: job.kind,
-    owner: { owner_type: job.ownerType, owner_id: job.ownerId },
-    status: job.status,
-    reason: job.reason,
-    // The row holds only the result that won it; a late callback that lost to the Worker's give-up may still have written R2.
-    result: job.result,
-    keys: runnerJobKeys(jobId),
-  });
-  await markNotified(db, jobId);
+  const job = await finishedJobToHandOver(env, jobId);
+  if (!job) return;
+  await jobFinishedHandler(job.owner.owner_type)(env, job);
+  await markOwnerTold(env, jobId);
 }

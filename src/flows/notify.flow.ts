@@ -1,5 +1,5 @@
 import type { Notification, NotificationEvent } from "../domain/notifications";
-import type { NotificationQueueMessage } from "../domain/queue-messages";
+import type { NotificationMessage } from "../domain/queue-messages";
 import { notificationObject } from "../durable/notification/notification-object";
 import type { Env } from "../env";
 import { log } from "../lib/log";
@@ -17,7 +17,7 @@ export async function notify(env: Env, events: readonly NotificationEvent[]): Pr
   const createdAt = new Date().toISOString();
   for (let i = 0; i < events.length; i += BATCH) {
     const messages = events.slice(i, i + BATCH).map((e) => ({
-      body: { user_id: e.userId, type: e.type, payload: e.payload, key: e.key, created_at: createdAt } satisfies NotificationQueueMessage,
+      body: { user_id: e.userId, type: e.type, payload: e.payload, key: e.key, created_at: createdAt } satisfies NotificationMessage,
     }));
     for (let tries = 1; ; tries++) {
       try {
@@ -33,7 +33,7 @@ export async function notify(env: Env, events: readonly NotificationEvent[]): Pr
 }
 
 /** The consumer's step: the notification into its user's object, which skips a key it has stored. */
-export async function deliverNotification(env: Env, message: NotificationQueueMessage): Promise<Notification[]> {
+export async function deliverNotification(env: Env, message: NotificationMessage): Promise<Notification[]> {
   return notificationObject(env, message.user_id).deliver(message.user_id, [
     { key: message.key, type: message.type, payload: message.payload, createdMs: Date.parse(message.created_at) },
   ]);

@@ -4,7 +4,7 @@ import { accept, refuse, type Outcome } from "../domain/outcome";
 import { executionObject, SOCKET_HEADERS } from "../durable/execution/execution-object";
 import type { Env } from "../env";
 import { checkExecutionConnectToken } from "../services/runner/connect-token";
-import { recordRunnerResult, renewRunnerLeases } from "../services/runner/job-dispatch";
+import { recordRunnerResult, renewRunnerLeases } from "./runner-jobs.flow";
 
 // What the sandbox runners ask of the service (docs/runner-protocol.md): their requests are
 // signed, and checked before these are called, except the dial-in, whose token is its credential.

@@ -4,7 +4,7 @@ import { database } from "../../src/db/client";
 import { findRunnerJob, markDispatched } from "../../src/db/runner-jobs.queries";
 import { summarizeResult } from "../../src/domain/runner-callback";
 import { runnerJobKeys } from "../../src/domain/runner-jobs";
-import { giveUpRunnerJob } from "../../src/services/runner/job-dispatch";
+import { giveUpRunnerJob } from "../../src/flows/runner-jobs.flow";
 import { call, errorBody, freshIp } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
 import { callbackFor, createJob, notifiedJob, postCallback, runnerHeaders } from "../support/worker/runner";

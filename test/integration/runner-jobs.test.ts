@@ -9,7 +9,7 @@ import { runnerJobs } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import worker from "../../src/index";
 import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
-import { enqueueRunnerJob } from "../../src/services/runner/job-dispatch";
+import { enqueueRunnerJob } from "../../src/flows/runner-jobs.flow";
 import { artifactStorage } from "../../src/services/storage/artifact-storage";
 import { signIn } from "../support/worker/attempts";
 import { call, eventually } from "../support/worker/client";

@@ -8,7 +8,7 @@ import { summarizeResult, type RunnerCallback } from "../../src/domain/runner-ca
 import { DISPATCH_ATTEMPTS, runnerJobKeys, type RunnerJobSpec } from "../../src/domain/runner-jobs";
 import { DISPATCH_WINDOW_MS, RUN_SWEEP_MARGIN_MS } from "../../src/domain/runs";
 import worker from "../../src/index";
-import type { RunnerQueueMessage } from "../../src/domain/queue-messages";
+import type { NotificationQueueMessage, RunnerQueueMessage } from "../../src/domain/queue-messages";
 import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
@@ -457,6 +457,17 @@ describe("reliability", () => {
     expect(await getRun(candidate, attemptId, run.id)).toMatchObject({ status: "SUCCEEDED", counts: { total: 1, passed: 1 }, tests: [{ name: "a" }] });
     const heard = await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.id, status: "SUCCEEDED" });
     expect(heard.payload.counts).toEqual({ total: 1, passed: 1, failed: 0, skipped: 0, errored: 0 });
+  });
+
+  it("a swept run's announcement that kept failing is made late from the notification dead letters", async () => {
+    const { candidate, attemptId } = await startedAttempt();
+    const run = { attempt_id: attemptId, candidate_id: candidate.id, run_id: `run_${crypto.randomUUID().replaceAll("-", "")}`, status: "ERROR" as const, counts: null };
+    const batch = createMessageBatch<NotificationQueueMessage>("notification-events-dlq", [
+      { id: "msg-1", timestamp: new Date(), attempts: 1, body: { type: "run_ended", run } },
+    ]);
+    await worker.queue(batch as MessageBatch, env);
+    const heard = await notified(candidate.token, "run.finished", { attempt_id: attemptId, run_id: run.run_id, status: "ERROR" });
+    expect(heard.payload.counts).toBeNull();
   });
 
   it("a run the object stored but never queued (it stopped half-way) is ERROR at its sweep", async () => {

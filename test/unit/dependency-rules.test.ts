@@ -83,7 +83,7 @@ describe("the layering check", () => {
     ["queues/scoring.consumer.ts", "flows/scoring.ts"],
     ["flows/scoring.ts", "durable/attempt/attempt-object.ts"],
     ["durable/attempt/attempt-object.ts", "services/runner.ts"],
-    ["services/runner.ts", "db/runner-jobs.queries.ts"],
+    ["services/storage.ts", "db/tasks.queries.ts"],
     ["db/tasks.queries.ts", "domain/tasks.ts"],
     ["domain/tasks.ts", "lib/ids.ts"],
     ["http/auth.ts", "services/identity-provider.ts"],
@@ -93,6 +93,31 @@ describe("the layering check", () => {
     ["app.ts", "routes/attempts.routes.ts"],
   ])("admits %s importing %s", async (from, to) => {
     expect(await violations(importing(from, to))).toEqual([]);
+  });
+
+  it("runner jobs have one owner: only the lifecycle flow runs their queries; others may take the row type", async () => {
+    expect(await violations(importing("flows/runner-jobs.flow.ts", "db/runner-jobs.queries.ts"))).toEqual([]);
+    expect(await violations(importing("durable/attempt/attempt-types.ts", "db/runner-jobs.queries.ts", true))).toEqual([]);
+    expect(await violations(importing("flows/runs/run-read.flow.ts", "db/runner-jobs.queries.ts"))).toEqual([
+      "runner-jobs-have-one-owner: src/flows/runs/run-read.flow.ts → src/db/runner-jobs.queries.ts",
+    ]);
+    expect(await violations(importing("durable/attempt/attempt-runs.ts", "db/runner-jobs.queries.ts"))).toEqual([
+      "runner-jobs-have-one-owner: src/durable/attempt/attempt-runs.ts → src/db/runner-jobs.queries.ts",
+    ]);
+  });
+
+  it("services/runner/ is the runner client and the connect token: no queries, no storage, no third module", async () => {
+    expect(await violations(importing("services/runner/runner-client.ts", "domain/runner-jobs.ts"))).toEqual([]);
+    expect(await violations(importing("flows/executions.flow.ts", "services/runner/connect-token.ts"))).toEqual([]);
+    expect(await violations(importing("services/runner/runner-client.ts", "db/tasks.queries.ts"))).toEqual([
+      "runner-service-is-the-client: src/services/runner/runner-client.ts → src/db/tasks.queries.ts",
+    ]);
+    expect(await violations(importing("services/runner/runner-client.ts", "services/storage/artifact-storage.ts"))).toEqual([
+      "runner-service-is-the-client: src/services/runner/runner-client.ts → src/services/storage/artifact-storage.ts",
+    ]);
+    expect(await violations(importing("flows/runner.flow.ts", "services/runner/job-dispatch.ts"))).toEqual([
+      "runner-service-holds-two-modules: src/flows/runner.flow.ts → src/services/runner/job-dispatch.ts",
+    ]);
   });
 
   it("refuses an import cycle inside one layer, type-only imports included", async () => {

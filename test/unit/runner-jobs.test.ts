@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  afterUnreachable,
   DISPATCH_ATTEMPTS,
   dispatchRetryDelaySeconds,
   dispatchVerdict,
@@ -13,6 +14,9 @@ import {
   heartbeatIntervalMs,
   isoAfter,
   leaseSeconds,
+  lostJobIds,
+  MAX_REQUEUES,
+  splitRequeued,
 } from "../../src/domain/runner-jobs";
 import { storageKeyProblem } from "../../src/domain/storage-keys";
 
@@ -55,6 +59,37 @@ describe("dispatch policy", () => {
     expect(fullRetryDelaySeconds(3600, 0, 0.5)).toBe(FULL_RETRY_MAX_SECONDS);
     expect([fullRetryDelaySeconds(1, 3, 0), fullRetryDelaySeconds(1, 3, 1)]).toEqual([6, 10]);
     expect(fullRetryDelaySeconds(1, 0, 0)).toBe(1);
+  });
+
+  it("an unreachable runner is tried again after a growing delay, and the job given up at the last attempt", () => {
+    expect(afterUnreachable(1, "HTTP 502")).toEqual({ retryDelaySeconds: 5 });
+    expect(afterUnreachable(DISPATCH_ATTEMPTS - 1, "HTTP 502")).toEqual({ retryDelaySeconds: dispatchRetryDelaySeconds(DISPATCH_ATTEMPTS - 1) });
+    expect(afterUnreachable(DISPATCH_ATTEMPTS, "connect ECONNREFUSED")).toEqual({
+      giveUp: `the sandbox runner could not be reached: connect ECONNREFUSED (${DISPATCH_ATTEMPTS} attempts)`,
+    });
+    // Another delivery may have counted a failure too: past the bound still ends it.
+    expect(afterUnreachable(DISPATCH_ATTEMPTS + 2, "x")).toHaveProperty("giveUp");
+  });
+
+  it("a job whose lease ran out is offered again, up to MAX_REQUEUES times, then given up", () => {
+    const requeued = [
+      { id: "job_a", requeues: 1 },
+      { id: "job_b", requeues: MAX_REQUEUES },
+      { id: "job_c", requeues: MAX_REQUEUES + 1 },
+    ];
+    expect(splitRequeued(requeued)).toEqual({ again: ["job_a", "job_b"], givenUp: ["job_c"] });
+    expect(splitRequeued([])).toEqual({ again: [], givenUp: [] });
+  });
+
+  it("a held job the runner could not renew is lost to it when gone, final or another runner's; a queued one is not", () => {
+    const holders = [
+      { id: "final", status: "SUCCEEDED" as const, runnerId: "r1" },
+      { id: "elsewhere", status: "dispatched" as const, runnerId: "r2" },
+      { id: "requeued", status: "queued" as const, runnerId: null },
+      { id: "mine", status: "dispatched" as const, runnerId: "r1" },
+    ];
+    expect(lostJobIds("r1", ["gone", "final", "elsewhere", "requeued", "mine"], holders)).toEqual(["gone", "final", "elsewhere"]);
+    expect(lostJobIds("r1", [], holders)).toEqual([]);
   });
 
   it("leases: the setting within 2..600 s, else the default; heartbeats four times per lease", () => {

@@ -38,14 +38,15 @@ import type {
   NewRun,
   OverlaySaved,
   ReservedRun,
+  RunSweepJobs,
   StagedChange,
   StoredRun,
   SubmittedWork,
 } from "./attempt-types";
 
 /** The AttemptDO of an attempt: one per attempt id. */
-export function attemptObject(env: Env, attemptId: string): DurableObjectStub<AttemptDO> {
-  return env.ATTEMPTS.get(env.ATTEMPTS.idFromName(attemptId)) as unknown as DurableObjectStub<AttemptDO>;
+export function attemptObject(env: Env, attemptId: string): DurableObjectStub<AttemptObject> {
+  return env.ATTEMPTS.get(env.ATTEMPTS.idFromName(attemptId)) as unknown as DurableObjectStub<AttemptObject>;
 }
 
 /**
@@ -56,9 +57,11 @@ export function attemptObject(env: Env, attemptId: string): DurableObjectStub<At
  * and a submit and the deadline alarm cannot both.
  * D1 is written after the change is stored (`syncOutside`); when that fails an alarm retries it.
  */
-export class AttemptDO extends DurableObject<Env> {
+export abstract class AttemptObject extends DurableObject<Env> {
   // Write-throughs run one after another, so a slow one never lands after a newer one.
   private syncing: Promise<void> = Promise.resolve();
+  /** The runner-job lifecycle, which its run sweep calls; the class the Worker exports (src/index.ts) gives it. */
+  protected abstract readonly runnerJobs: RunSweepJobs;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -300,7 +303,7 @@ export class AttemptDO extends DurableObject<Env> {
   /** The deadline (auto-submit with the work saved so far), runs overdue for a result, and retries of a failed sync. */
   override async alarm(): Promise<void> {
     this.autoSubmitIfOverdue(Date.now());
-    await sweepDueRuns(this.env, this.sql, Date.now());
+    await sweepDueRuns(this.env, this.sql, this.runnerJobs, Date.now());
     await this.syncOutside();
   }
 

@@ -1,5 +1,3 @@
-import { database } from "../../db/client";
-import { findRunnerJob } from "../../db/runner-jobs.queries";
 import { stateRefusal } from "../../domain/attempts";
 import { accept, invalid, type Outcome } from "../../domain/outcome";
 import { isFinalStatus } from "../../domain/runner-jobs";
@@ -16,10 +14,9 @@ import {
 } from "../../domain/runs";
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
-import { giveUpRunnerJob } from "../../services/runner/job-dispatch";
 import { currentAttempt, iso, readOverlayBytes, toRunRecord, type RunRow } from "./attempt-storage";
 import { RETRY_BY_ALARM_MS } from "./attempt-sync";
-import type { NewRun, ReservedRun, StoredRun } from "./attempt-types";
+import type { NewRun, ReservedRun, RunSweepJobs, StoredRun } from "./attempt-types";
 
 // The attempt's test runs in the object's storage. Every function but sweepDueRuns is
 // synchronous, so the AttemptDO can check and change runs within one step of its input gate.
@@ -109,11 +106,11 @@ export function finishQueuedRun(sql: SqlStorage, runId: string, jobId: string | 
  * completion message may still be on its way); one the runner has not answered for within
  * its bound is given up, which ends its job ERROR; any other waits for the job's own bound.
  */
-export async function sweepDueRuns(env: Env, sql: SqlStorage, nowMs: number): Promise<void> {
+export async function sweepDueRuns(env: Env, sql: SqlStorage, jobs: RunSweepJobs, nowMs: number): Promise<void> {
   const due = sql.exec<RunRow>("SELECT * FROM runs WHERE status = 'queued' AND sweep_at <= ?", nowMs).toArray();
   for (const run of due) {
     try {
-      await sweepRun(env, sql, run, nowMs);
+      await sweepRun(env, sql, jobs, run, nowMs);
     } catch (e) {
       log("error", "attempt: run sweep failed, retrying by alarm", { run_id: run.id, error: String(e) });
       sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", nowMs + RETRY_BY_ALARM_MS, run.id);
@@ -121,14 +118,13 @@ export async function sweepDueRuns(env: Env, sql: SqlStorage, nowMs: number): Pr
   }
 }
 
-async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): Promise<void> {
+async function sweepRun(env: Env, sql: SqlStorage, jobs: RunSweepJobs, run: RunRow, nowMs: number): Promise<void> {
   if (run.job_id === null) {
     // Stored before runs were stored with their job's id, and stopped before its job was queued.
     await sweptFinish(env, sql, run.id, null, { status: "ERROR", reason: "the run was interrupted before it was queued", result: null });
     return;
   }
-  const db = database(env.DB);
-  let job = await findRunnerJob(db, run.job_id);
+  let job = await jobs.runnerJob(env, run.job_id);
   if (job && !isFinalStatus(job.status)) {
     const record = toRunRecord(run, currentAttempt(sql).id);
     const sweepAt = runSweepAt(record, job.dispatchedAt);
@@ -136,8 +132,8 @@ async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): 
       sql.exec("UPDATE runs SET sweep_at = ? WHERE id = ? AND status = 'queued'", sweepAt, run.id);
       return;
     }
-    await giveUpRunnerJob(env, job.id, sweepReason(record, job.dispatchedAt));
-    job = await findRunnerJob(db, job.id);
+    await jobs.giveUpRunnerJob(env, job.id, sweepReason(record, job.dispatchedAt));
+    job = await jobs.runnerJob(env, job.id);
   }
   if (!job) {
     await sweptFinish(env, sql, run.id, run.job_id, { status: "ERROR", reason: `its runner job ${run.job_id} is missing`, result: null });
@@ -148,16 +144,17 @@ async function sweepRun(env: Env, sql: SqlStorage, run: RunRow, nowMs: number): 
 
 /**
  * A run the sweep ends. The object records it, as it records the runs their jobs' handlers
- * end; telling the candidate is the run-ended flow's (flows/runs/run-finished.flow.ts), reached by
- * a queue message because an object calls no flow. Like every notification, a message that
- * cannot be queued is logged, not retried: the run has ended either way.
+ * end; telling the candidate is the run-ended flow's (flows/runs/run-finished.flow.ts), reached
+ * through the notification queue, whose consumer calls it at least once: an object decides no
+ * notifications. Like every notification, a message that cannot be queued is logged, not
+ * retried: the run has ended either way.
  */
 async function sweptFinish(env: Env, sql: SqlStorage, runId: string, jobId: string | null, outcome: RunOutcome): Promise<void> {
   if (!finishQueuedRun(sql, runId, jobId, outcome)) return;
   const run = endedRun(sql, runId);
   if (!run) return;
   try {
-    await env.RUNNER_JOBS.send({ type: "run_ended", run });
+    await env.NOTIFICATION_EVENTS.send({ type: "run_ended", run });
   } catch (e) {
     log("error", "attempt: a swept run's announcement could not be queued", { run_id: runId, error: String(e) });
   }

@@ -1,7 +1,9 @@
+import type { RunnerJobRow } from "../../db/runner-jobs.queries";
 import type { AttemptRecord, SubmissionPayload } from "../../domain/attempts";
 import type { OverlayOp } from "../../domain/overlay";
 import type { OverlayFile } from "../../domain/runner-jobs";
 import type { RunRecord } from "../../domain/runs";
+import type { Env } from "../../env";
 
 /**
  * Who acts on an attempt: its candidate with a session (the route has checked that against
@@ -62,4 +64,14 @@ export type FrozenEntry = {
 export interface StoredRun {
   record: RunRecord;
   job_id: string | null;
+}
+
+/**
+ * What the run sweep asks of its runs' jobs. Jobs change only in the runner-job lifecycle
+ * (flows/runner-jobs.flow.ts), which an object may not import (it sits above durable/), so
+ * the Worker's entry hands it to the AttemptDO (src/index.ts).
+ */
+export interface RunSweepJobs {
+  runnerJob(env: Env, jobId: string): Promise<RunnerJobRow | undefined>;
+  giveUpRunnerJob(env: Env, jobId: string, reason: string): Promise<void>;
 }

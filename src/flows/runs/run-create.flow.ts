@@ -5,7 +5,7 @@ import { newRunnerJobId } from "../../domain/runner-jobs";
 import { newRunId, runJobSpec, runTaskOf, type RunRecord } from "../../domain/runs";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { Env } from "../../env";
-import { enqueueRunnerJob } from "../../services/runner/job-dispatch";
+import { enqueueRunnerJob } from "../runner-jobs.flow";
 
 /** What a candidate asks to run: overlay paths (as listed) and the tests' time limit. */
 export interface RunRequest {

@@ -1,11 +1,11 @@
 import { database } from "../../db/client";
-import { findRunnerJob } from "../../db/runner-jobs.queries";
 import { countRuns, runPage, type RunJobState } from "../../db/runs.queries";
 import type { Listing } from "../../domain/pagination";
 import { accept, refuse, type Outcome } from "../../domain/outcome";
 import type { RunRecord } from "../../domain/runs";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { Env } from "../../env";
+import { runnerJob } from "../runner-jobs.flow";
 import { runResults } from "./run-results.flow";
 
 export type { RunJobState } from "../../db/runs.queries";
@@ -26,7 +26,7 @@ export async function runDetail(env: Env, attemptId: string, runId: string, urlT
   const stored = await attemptObject(env, attemptId).findRun(runId);
   if (!stored) return refuse("not_found", `Run ${runId} not found in attempt ${attemptId}`);
   const { record, job_id: jobId } = stored;
-  const job = jobId ? await findRunnerJob(database(env.DB), jobId) : undefined;
+  const job = jobId ? await runnerJob(env, jobId) : undefined;
   const results = record.status !== "queued" && jobId && record.result ? await runResults(env, jobId, record.result, urlTtlSeconds) : null;
   return accept({ record, job: job ? { status: job.status, dispatchedAt: job.dispatchedAt } : null, results });
 }

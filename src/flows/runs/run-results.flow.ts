@@ -2,7 +2,7 @@ import type { RunnerCallback } from "../../domain/runner-callback";
 import { runnerJobKeys } from "../../domain/runner-jobs";
 import type { RunSummary } from "../../domain/runs";
 import type { Env } from "../../env";
-import { readRunnerResult } from "../../services/runner/job-dispatch";
+import { readRunnerResult } from "../runner-jobs.flow";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 
 /** Presigned downloads of a finished run's JUnit XML and log; null for an artifact the runner did not upload. */

@@ -1,5 +1,4 @@
 import { database } from "../../db/client";
-import { findRunnerJob } from "../../db/runner-jobs.queries";
 import { claimFailedRound, findScore, updateScoring } from "../../db/scores.queries";
 import { findTask } from "../../db/tasks.queries";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
@@ -13,7 +12,7 @@ import { taskFollowers } from "../../db/invitations.queries";
 import { notificationNames } from "../../db/review.queries";
 import { notificationsFor } from "../../domain/notifications";
 import { notify } from "../notify.flow";
-import { readRunnerResult } from "../../services/runner/job-dispatch";
+import { readRunnerResult, runnerJob } from "../runner-jobs.flow";
 import { buildReport, hiddenRunOf } from "./scoring-report.flow";
 import { runScoringJobs, submittedWork } from "./scoring-start.flow";
 
@@ -34,7 +33,7 @@ export async function scoringJobFinished(env: Env, job: FinishedRunnerJob): Prom
   // The round's job ids are written right after both are queued; a job may finish first.
   if (!score.hiddenJobId || !score.workspaceJobId) throw new Error(`score ${score.id}: the round's jobs are not recorded yet`);
   if (job.id !== score.hiddenJobId && job.id !== score.workspaceJobId) return;
-  const [hidden, workspace] = await Promise.all([findRunnerJob(db, score.hiddenJobId), findRunnerJob(db, score.workspaceJobId)]);
+  const [hidden, workspace] = await Promise.all([runnerJob(env, score.hiddenJobId), runnerJob(env, score.workspaceJobId)]);
   if (!hidden || !workspace || !isFinalStatus(hidden.status) || !isFinalStatus(workspace.status)) return;
 
   const infrastructure = [hidden, workspace].filter((j) => j.status === "ERROR");

@@ -12,7 +12,7 @@ import type { AttemptRecord } from "../../domain/attempts";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { SubmittedWork } from "../../durable/attempt/attempt-types";
 import type { Env } from "../../env";
-import { enqueueRunnerJob } from "../../services/runner/job-dispatch";
+import { enqueueRunnerJob } from "../runner-jobs.flow";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 import { notificationsFor } from "../../domain/notifications";
 import { notify } from "../notify.flow";

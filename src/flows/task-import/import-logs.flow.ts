@@ -1,10 +1,9 @@
-import { database } from "../../db/client";
-import { findRunnerJob } from "../../db/runner-jobs.queries";
 import type { TaskRow } from "../../db/tasks.queries";
 import type { RunnerResultSummary } from "../../domain/runner-callback";
 import { runnerJobKeys, type RunnerJobStatus } from "../../domain/runner-jobs";
 import type { Env } from "../../env";
 import { artifactStorage } from "../../services/storage/artifact-storage";
+import { runnerJob } from "../runner-jobs.flow";
 
 /** One runner job of a task's import: preparing the environment, or a validation run. */
 export interface ImportStepLog {
@@ -24,7 +23,6 @@ export interface ImportStepLog {
  * prepare job's install log and the two validation runs', as fresh presigned URLs.
  */
 export async function importLogs(env: Env, task: TaskRow, urlTtlSeconds: number): Promise<{ steps: ImportStepLog[]; expires_at: string | null }> {
-  const db = database(env.DB);
   const storage = artifactStorage(env);
   const ids = [
     ["prepare", task.prepareJobId],
@@ -34,7 +32,7 @@ export async function importLogs(env: Env, task: TaskRow, urlTtlSeconds: number)
   let expiresAt: string | null = null;
   const steps = await Promise.all(
     ids.flatMap(([step, id]) => (id ? [{ step, id }] : [])).map(async ({ step, id }): Promise<ImportStepLog | null> => {
-      const job = await findRunnerJob(db, id);
+      const job = await runnerJob(env, id);
       if (!job) return null;
       const keys = runnerJobKeys(id);
       const [log, junit] = await Promise.all([

@@ -7,7 +7,7 @@ import { jobRuntime, NO_SETTINGS } from "../../domain/task-settings";
 import { detectLanguage, placeholderTitle, taskKeys } from "../../domain/tasks";
 import type { Env } from "../../env";
 import { RepoHostError } from "../../services/repohost/repohost-errors";
-import { enqueueRunnerJob } from "../../services/runner/job-dispatch";
+import { enqueueRunnerJob } from "../runner-jobs.flow";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 import { repoHostFor } from "../../services/repohost/hosts";
 

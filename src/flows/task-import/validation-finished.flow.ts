@@ -1,5 +1,5 @@
 import { database } from "../../db/client";
-import { findRunnerJob, type RunnerJobRow } from "../../db/runner-jobs.queries";
+import type { RunnerJobRow } from "../../db/runner-jobs.queries";
 import { advanceTask, findTask, type TaskRow } from "../../db/tasks.queries";
 import type { FinishedRunnerJob } from "../../domain/runner-callback";
 import { isFinalStatus, parseStepOwnerId, stepOwnerId, TEST_FRAMEWORKS, type FinalRunnerJobStatus } from "../../domain/runner-jobs";
@@ -7,7 +7,7 @@ import { jobRuntime, NO_SETTINGS } from "../../domain/task-settings";
 import { taskKeys, VALIDATION_STEPS } from "../../domain/tasks";
 import { computeTestOutcomes, type TestResult } from "../../domain/test-outcomes";
 import type { Env } from "../../env";
-import { enqueueRunnerJob, readRunnerResult } from "../../services/runner/job-dispatch";
+import { enqueueRunnerJob, readRunnerResult, runnerJob } from "../runner-jobs.flow";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 import { failImport, importEnded } from "./import-ended.flow";
 import { enqueuePrepare } from "./import-task.flow";
@@ -108,7 +108,7 @@ async function onPrepared(env: Env, task: TaskRow, job: FinishedRunnerJob): Prom
 async function onValidationRun(env: Env, task: TaskRow): Promise<void> {
   const db = database(env.DB);
   if (task.status !== "VALIDATING" || !task.baseRunJobId || !task.solutionRunJobId) return;
-  const [base, solution] = await Promise.all([findRunnerJob(db, task.baseRunJobId), findRunnerJob(db, task.solutionRunJobId)]);
+  const [base, solution] = await Promise.all([runnerJob(env, task.baseRunJobId), runnerJob(env, task.solutionRunJobId)]);
   if (!base || !solution || !isFinalStatus(base.status) || !isFinalStatus(solution.status)) return;
 
   if (await onAnotherNode(env, task, base, solution)) return;
@@ -169,7 +169,7 @@ async function onAnotherNode(env: Env, task: TaskRow, base: RunnerJobRow, soluti
   if (task.testFramework === "pytest" || (settings.node_version !== null && !settings.node_reason)) return false;
   if (!task.prepareJobId || !couldNotStart(base) || !couldNotStart(solution)) return false;
   const db = database(env.DB);
-  const install = (await findRunnerJob(db, task.prepareJobId))?.result?.install;
+  const install = (await runnerJob(env, task.prepareJobId))?.result?.install;
   const candidates = install?.node_candidates ?? [];
   const at = install ? candidates.indexOf(install.node) : -1;
   if (!install || at < 0) return false;
