@@ -46,7 +46,7 @@ function expectTampered(result: { own: CandidateScoreReport; staffView: ScoreRep
   expect(JSON.stringify(result.own)).not.toMatch(/canary|maxLength keeps|reading_time_/);
 }
 
-describe("a wrong slugify (the PR's base version) that tries to score", () => {
+describe.concurrent("a wrong slugify (the PR's base version) that tries to score", () => {
   const wrong = () => base("assay-demo/slugify-js", "src/slugify.js");
 
   it("with its own test file of tests named like the hidden ones: those never count", async () => {
@@ -108,7 +108,7 @@ describe("a wrong slugify (the PR's base version) that tries to score", () => {
   });
 });
 
-describe("a wrong reading_time (always 0) that tries to score", () => {
+describe.concurrent("a wrong reading_time (always 0) that tries to score", () => {
   it("(the gold solution, with the canaries in place, still scores correctness 100)", async () => {
     const gold = (path: string) => show("assay-demo/textstats-py", "head", path);
     const { own, staffView } = await cheat(pyTask, { "src/textstats/__init__.py": gold("src/textstats/__init__.py"), "src/textstats/reading.py": gold("src/textstats/reading.py") });

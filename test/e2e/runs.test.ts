@@ -73,7 +73,7 @@ async function runOf(files: Record<string, string>, extra: Record<string, unknow
   return { token, attemptId, runId, run: await runUntil(token, attemptId, runId) };
 }
 
-describe("candidate runs through the real sandbox runner (npm start)", () => {
+describe.concurrent("candidate runs through the real sandbox runner (npm start)", () => {
   it("a passing run: the repository's tests and the candidate's own pass; the hidden tests are not there", async () => {
     const { run } = await runOf({ "test/own.test.js": ownTest('test("my own: keeps digits", () => assert.equal(slugify("Route 66"), "route-66"));') });
     expect(run).toMatchObject({ status: "SUCCEEDED", reason: null, counts: { total: 8, passed: 8, failed: 0 } });

@@ -32,7 +32,7 @@ beforeAll(async () => {
   task = await importTask(staff, `${inject("repohostUrl")}/${REPO}/pull/1`, "e2e-scoring", "PUBLIC");
 }, 180_000);
 
-describe("scoring submissions with the real runner (npm start)", () => {
+describe.concurrent("scoring submissions with the real runner (npm start)", () => {
   it("a correct solution: correctness 100, the attempt SCORED with the report's id; 404 before", async () => {
     const client = await candidate();
     const attempt = await createAttempt(client, task.task_id);
@@ -79,7 +79,8 @@ describe("scoring submissions with the real runner (npm start)", () => {
     expect(staffView.flags.join(" ")).toMatch(/test files were not scored/);
   });
 
-  it("with the runner down during scoring the report waits, then comes once it is back", async () => {
+  // Not concurrent, so it runs after the others: the runner is down for every test meanwhile.
+  it("with the runner down during scoring the report waits, then comes once it is back", { concurrent: false }, async () => {
     let attemptId = "";
     let client: AssayClient | undefined;
     await withRunnerDown(async (runner) => {

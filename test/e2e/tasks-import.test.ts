@@ -25,7 +25,7 @@ async function imported(token: string, repo: string, n: number, org = ORG): Prom
   return settledTask<Task>(token, ((await res.json()) as Task).task_id, 110_000);
 }
 
-describe("tasks from pull requests, end to end (dev repo host, real runner)", () => {
+describe.concurrent("tasks from pull requests, end to end (dev repo host, real runner)", () => {
   it("the JavaScript demo PR reaches READY with its FAIL_TO_PASS and PASS_TO_PASS lists", async () => {
     const token = await devToken({ sub: "e2e-importer", role: "interviewer", org: ORG });
     const task = await imported(token, "assay-demo/slugify-js", 1);
