@@ -453,6 +453,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attempts/{attempt_id}/workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt's page in one request: the attempt, its task, its files and, once scored, its score report
+         * @description `attempt` as `GET /attempts/{attempt_id}` gives it, `task` as `GET /tasks/{task_id}` gives it to the caller (candidates get the candidate view), `files` as `GET .../files` lists them, and `score_report` as `GET .../score-report` gives it once scoring has finished (null before). The web app opens an attempt with this and the open file's content: two requests. For the attempt's candidate and its organization's staff; 404 when the caller may not see the attempt, or its task.
+         */
+        get: operations["get_GetWorkspaceView"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/billing/stripe/webhook": {
         parameters: {
             query?: never;
@@ -3485,6 +3505,13 @@ export interface components {
             origin: "snapshot" | "added";
             path: string;
         };
+        WorkspaceView: {
+            attempt: components["schemas"]["Attempt"];
+            files: components["schemas"]["WorkspaceFile"][];
+            /** @description Once scored, the report as `GET .../score-report` gives it to the caller; null before */
+            score_report: components["schemas"]["ScoreReport"] | components["schemas"]["CandidateScoreReport"] | null;
+            task: components["schemas"]["Task"];
+        };
     };
     responses: never;
     parameters: never;
@@ -5926,6 +5953,82 @@ export interface operations {
             };
             /** @description The Content-Type is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetWorkspaceView: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt's page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceView"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one (or a task) the caller may not see */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,7 +14,8 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { mustOpenLive, type LiveSocket } from "../lib/live-socket";
+import { executionServerMessageSchema } from "../../protocol/socket-messages";
+import { mustOpenLive, type ExecutionSocket } from "../lib/live-socket";
 import { launchStack } from "../lib/stack";
 import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
@@ -32,17 +33,17 @@ const { api, expectStatus } = benchClient(203);
 const round = (v: number) => Math.round(v * 100) / 100;
 
 /** The next stdout message's arrival, with the text it carried (lines may come split or joined). */
-async function stdoutLine(socket: LiveSocket, expected: string): Promise<number> {
+async function stdoutLine(socket: ExecutionSocket, expected: string): Promise<number> {
   let text = "";
   for (;;) {
     const message = await socket.next("stdout");
-    text += String(message.data);
+    text += message.data;
     if (text === expected) return performance.now();
     if (!expected.startsWith(text)) throw new Error(`expected ${JSON.stringify(expected)}, got ${JSON.stringify(text)}`);
   }
 }
 
-async function echoRoundTrips(socket: LiveSocket, lines: number): Promise<number[]> {
+async function echoRoundTrips(socket: ExecutionSocket, lines: number): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < lines; i++) {
     const line = `line ${i} ${"x".repeat(40)}\n`;
@@ -100,7 +101,7 @@ export default async function executionBench(emit: Emit): Promise<void> {
         201,
         api(base, "POST", "/code-execution/execute", token, { language: "python", file: "echo.py", files: [{ path: "echo.py", content: ECHO_PY }] }),
       );
-      const socket = await mustOpenLive(String(created.body.ws_url), { token, ip: `10.203.255.${i % 250}` });
+      const socket = await mustOpenLive(String(created.body.ws_url), executionServerMessageSchema, { token, ip: `10.203.255.${i % 250}` });
       const firstByte = (await stdoutLine(socket, "ready\n")) - started;
       const times = await echoRoundTrips(socket, LINES);
       socket.send({ type: "stdin", eof: true });

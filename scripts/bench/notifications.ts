@@ -11,7 +11,8 @@
 //   and its Durable Objects) before the sockets, with them open, and after the events.
 import { readdirSync, readFileSync } from "node:fs";
 import { nextClientIp } from "../lib/client-ip";
-import { mustOpenLive, type LiveSocket } from "../lib/live-socket";
+import { notificationServerMessageSchema } from "../../protocol/socket-messages";
+import { mustOpenLive, type NotificationSocket } from "../lib/live-socket";
 import { launchStack } from "../lib/stack";
 import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
@@ -27,7 +28,7 @@ const round = (v: number) => Math.round(v * 100) / 100;
 interface User {
   token: string;
   id: string;
-  sockets: LiveSocket[];
+  sockets: NotificationSocket[];
 }
 
 /** Resident memory (MiB) of the workerd processes under `rootPid` (every workerd when none). */
@@ -81,7 +82,7 @@ export default async function notificationsBench(emit: Emit): Promise<void> {
     const rssBefore = workerdRssMb(stack?.pid);
 
     await pooled(users.flatMap((u) => Array.from({ length: SOCKETS_PER_USER }, () => u)), 50, async (user) => {
-      const socket = await mustOpenLive(`${wsBase}/api/v1/notifications/ws/${user.id}`, { token: user.token, ip: nextClientIp() });
+      const socket = await mustOpenLive(`${wsBase}/api/v1/notifications/ws/${user.id}`, notificationServerMessageSchema, { token: user.token, ip: nextClientIp() });
       await socket.next("hello");
       user.sockets.push(socket);
     });
@@ -96,8 +97,7 @@ export default async function notificationsBench(emit: Emit): Promise<void> {
         const times = await Promise.all(
           user.sockets.map(async (socket) => {
             const message = await socket.next("notification", 30_000);
-            const notification = message.notification as { payload: { request_id: string } };
-            if (notification.payload.request_id !== queued.body.request_id) throw new Error(`user ${user.id}: a notification out of order`);
+            if (message.notification.payload.request_id !== queued.body.request_id) throw new Error(`user ${user.id}: a notification out of order`);
             return performance.now() - sent;
           }),
         );

@@ -1,20 +1,27 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
-import { socketInbox, type Message } from "./message-queue";
+import type * as z from "zod/mini";
+import type { ExecutionServerMessage, NotificationServerMessage } from "../../protocol/socket-messages";
+import { socketInbox, type OfType } from "./message-queue";
 // A Node client of the API's WebSockets (Node's own WebSocket, which may send headers): what
-// arrived in order, the next message of a type, how it closed. Used by the end-to-end tests
-// and the execution bench.
+// arrived in order, the next message of a type, how it closed. Each frame is parsed with the
+// schema the Worker sends by (protocol/socket-messages.ts), so a test reads typed messages and a
+// frame outside the contract fails the test. Used by the end-to-end tests and the benches.
 
-export type LiveMessage = Message;
-
-export interface LiveSocket {
-  messages: LiveMessage[];
-  /** The next message not yet taken (of `type` when given, skipping others). */
-  next(type?: string, timeoutMs?: number): Promise<LiveMessage>;
+export interface LiveSocket<M extends { type: string }> {
+  /** The messages that arrived, parsed, in order. */
+  messages: M[];
+  /** The next message not yet taken (of `type` when given, skipping others); fails once a frame did not parse. */
+  next<K extends M["type"]>(type?: K, timeoutMs?: number): Promise<OfType<M, K>>;
   send(message: unknown): void;
   close(): void;
   closed: Promise<{ code: number; reason: string }>;
 }
+
+/** A live execution's socket (`WS /code-execution/ws/{id}`). */
+export type ExecutionSocket = LiveSocket<ExecutionServerMessage>;
+/** A user's notification socket (`WS /notifications/ws/{user_id}`). */
+export type NotificationSocket = LiveSocket<NotificationServerMessage>;
 
 export interface SocketRefused {
   refused: true;
@@ -33,12 +40,24 @@ const headersOf = (opts: SocketOptions): Record<string, string> => ({
   ...(opts.ip && { "cf-connecting-ip": opts.ip }),
 });
 
-/** Opens `url` with `Authorization: Bearer <token>` (when given); resolves once open, or with the refusal. */
-export function openLiveSocket(url: string, opts: SocketOptions = {}): Promise<LiveSocket | SocketRefused> {
+/** A frame as `schema` reads it; one that is not such a message throws, saying why. */
+const parserOf =
+  <M>(schema: z.ZodMiniType<M>) =>
+  (json: unknown): M => {
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `${i.path.join(".") || "(message)"}: ${i.message}`).join("; "));
+    return parsed.data;
+  };
+
+/**
+ * Opens `url` with `Authorization: Bearer <token>` (when given), reading its frames with
+ * `schema`; resolves once open, or with the refusal.
+ */
+export function openLiveSocket<M extends { type: string }>(url: string, schema: z.ZodMiniType<M>, opts: SocketOptions = {}): Promise<LiveSocket<M> | SocketRefused> {
   // Node's WebSocket (undici) takes an options object where the DOM type has protocols.
   const ws = new WebSocket(url, { headers: headersOf(opts) } as unknown as string[]);
-  const { queue, closed } = socketInbox(ws);
-  const socket: LiveSocket = {
+  const { queue, closed } = socketInbox(ws, parserOf(schema));
+  const socket: LiveSocket<M> = {
     messages: queue.messages,
     closed,
     send: (message) => ws.send(typeof message === "string" ? message : JSON.stringify(message)),
@@ -51,8 +70,8 @@ export function openLiveSocket(url: string, opts: SocketOptions = {}): Promise<L
   });
 }
 
-export async function mustOpenLive(url: string, opts: SocketOptions = {}): Promise<LiveSocket> {
-  const socket = await openLiveSocket(url, opts);
+export async function mustOpenLive<M extends { type: string }>(url: string, schema: z.ZodMiniType<M>, opts: SocketOptions = {}): Promise<LiveSocket<M>> {
+  const socket = await openLiveSocket(url, schema, opts);
   if ("refused" in socket) throw new Error(`socket ${url} refused: ${socket.message}`);
   return socket;
 }

@@ -1,11 +1,16 @@
 import { z } from "zod";
 import { bytesToBase64 } from "../domain/overlay";
+import { attemptView } from "../flows/attempts.flow";
+import { scoreReportView } from "../flows/scores.flow";
 import { workspaceFile, workspaceFiles } from "../flows/workspace-files.flow";
 import { jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema } from "../http/errors";
 import { unwrap } from "../http/unwrap";
-import { visibleAttempt } from "../http/visibility";
+import { visibleAttempt, visibleTask } from "../http/visibility";
+import { AttemptSchema } from "./attempts.routes";
 import { AttemptIdParam, attemptNotFound, RepoPath } from "./params";
+import { CandidateScoreReportSchema, ScoreReportSchema } from "./schemas";
+import { TaskSchema, taskView } from "./task-fields";
 import type { RouteTable } from "./table";
 
 const WorkspaceFileSchema = z
@@ -37,6 +42,47 @@ export class GetWorkspaceFiles extends SessionEndpoint {
     const { params } = await this.getValidatedData<typeof this.schema>();
     const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
     return { attempt_id: attempt.id, items: await workspaceFiles(env, attempt) };
+  }
+}
+
+const WorkspaceViewSchema = z
+  .object({
+    attempt: AttemptSchema,
+    task: TaskSchema,
+    files: z.array(WorkspaceFileSchema),
+    score_report: z
+      .discriminatedUnion("view", [ScoreReportSchema, CandidateScoreReportSchema])
+      .nullable()
+      .describe("Once scored, the report as `GET .../score-report` gives it to the caller; null before"),
+  })
+  .meta({ id: "WorkspaceView" });
+
+export class GetWorkspaceView extends SessionEndpoint {
+  protected readonly role = "candidate";
+  schema = {
+    tags: ["attempts"],
+    summary: "The attempt's page in one request: the attempt, its task, its files and, once scored, its score report",
+    description:
+      "`attempt` as `GET /attempts/{attempt_id}` gives it, `task` as `GET /tasks/{task_id}` gives it to the caller " +
+      "(candidates get the candidate view), `files` as `GET .../files` lists them, and `score_report` as " +
+      "`GET .../score-report` gives it once scoring has finished (null before). The web app opens an attempt with this " +
+      "and the open file's content: two requests. For the attempt's candidate and its organization's staff; 404 when " +
+      "the caller may not see the attempt, or its task.",
+    request: { params: AttemptIdParam },
+    responses: {
+      "200": jsonResponse("The attempt's page", WorkspaceViewSchema),
+      "404": jsonResponse("No such attempt, or one (or a task) the caller may not see", ErrorSchema),
+    },
+  };
+
+  async run({ env, db, caller }: SessionContext) {
+    const { params } = await this.getValidatedData<typeof this.schema>();
+    const { attempt, audience } = await visibleAttempt(db, caller, params.attempt_id);
+    const { task, audience: taskAudience, ...reading } = await visibleTask(db, caller, attempt.taskId);
+    const [view, files] = await Promise.all([attemptView(env, attempt, audience), workspaceFiles(env, attempt)]);
+    // Asked only once scored: before, the report is a 404 that costs a read of its own.
+    const report = view.scoring.status === "scored" ? await scoreReportView(env, attempt.id, audience) : undefined;
+    return { attempt: view, task: taskView(task, taskAudience, reading), files, score_report: report?.ok ? report.value : null };
   }
 }
 
@@ -73,6 +119,7 @@ export class GetWorkspaceFileContent extends SessionEndpoint {
 }
 
 export const workspaceRoutes: RouteTable = [
+  ["GET", "/attempts/:attempt_id/workspace", GetWorkspaceView],
   ["GET", "/attempts/:attempt_id/files", GetWorkspaceFiles],
   ["GET", "/attempts/:attempt_id/files/content", GetWorkspaceFileContent],
 ];

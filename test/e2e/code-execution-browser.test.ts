@@ -1,5 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { executionServerMessageSchema } from "../../protocol/socket-messages";
 import { mustOpenLive } from "../../scripts/lib/live-socket";
 import { api, devToken, freshIp } from "../support/node/http-client";
 import { launchChromium } from "../support/node/browser";
@@ -80,7 +81,7 @@ describe("live code execution from Chromium", () => {
     await page.close();
     expect(outcomes).toEqual(["open", "refused"]);
     // The program waits for input and holds a sandbox: end it from a Bearer client.
-    const socket = await mustOpenLive(ws_url, { token, ip: freshIp() });
+    const socket = await mustOpenLive(ws_url, executionServerMessageSchema, { token, ip: freshIp() });
     socket.send({ type: "terminate" });
     expect(await socket.next("exit")).toMatchObject({ status: "killed", cause: "terminated" });
   });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { createAttempt, importTask, ok, type Task, userClient } from "../../scripts/lib/api-steps";
-import { mustOpenLive, upgradeAnswer, type LiveSocket } from "../../scripts/lib/live-socket";
+import { executionServerMessageSchema } from "../../protocol/socket-messages";
+import { mustOpenLive, upgradeAnswer, type ExecutionSocket } from "../../scripts/lib/live-socket";
 import { api, devToken, freshIp } from "../support/node/http-client";
 
 // Live code execution through the real stack (npm start): the Worker, the execution's object,
@@ -25,12 +26,12 @@ async function execute(token: string, body: Record<string, unknown>): Promise<Ex
   return (await res.json()) as Execution;
 }
 
-const open = (execution: Execution, token: string, query = "") => mustOpenLive(`${execution.ws_url}${query}`, { token, ip: freshIp() });
+const open = (execution: Execution, token: string, query = "") => mustOpenLive(`${execution.ws_url}${query}`, executionServerMessageSchema, { token, ip: freshIp() });
 
 /** Every stdout chunk until `until` has been seen, joined: chunks may split or join lines. */
-async function stdoutUntil(socket: LiveSocket, until: string): Promise<string> {
+async function stdoutUntil(socket: ExecutionSocket, until: string): Promise<string> {
   let text = "";
-  while (!text.includes(until)) text += String((await socket.next("stdout")).data);
+  while (!text.includes(until)) text += (await socket.next("stdout")).data;
   return text;
 }
 
@@ -60,8 +61,8 @@ describe("live code execution (npm start)", () => {
     const hello = await again.next("hello");
     expect(hello).toMatchObject({ status: "exited", replay_from: 1 });
     const replayed = [];
-    for (let seq = 1; seq < Number(hello.next_seq); seq++) replayed.push(await again.next("stdout"));
-    expect(replayed.map((m) => m.seq)).toEqual(Array.from({ length: Number(hello.next_seq) - 1 }, (_, i) => i + 1));
+    for (let seq = 1; seq < hello.next_seq; seq++) replayed.push(await again.next("stdout"));
+    expect(replayed.map((m) => m.seq)).toEqual(Array.from({ length: hello.next_seq - 1 }, (_, i) => i + 1));
     expect((await again.next("exit")).code).toBe(0);
     // An ended execution's socket closes with the handshake (docs/api.md: a live one's may not).
     expect((await again.closed).code).toBe(1000);
@@ -77,7 +78,7 @@ describe("live code execution (npm start)", () => {
     const socket = await open(execution, token);
     const exit = await socket.next("exit", 60_000);
     expect(exit).toMatchObject({ status: "killed", cause: "output_limit", truncated: true });
-    const stderr = socket.messages.filter((m) => m.type === "stderr").map((m) => String(m.data)).join("");
+    const stderr = socket.messages.flatMap((m) => (m.type === "stderr" ? [m.data] : [])).join("");
     expect(stderr).toMatch(/output limit of 1048576 bytes reached/);
   });
 

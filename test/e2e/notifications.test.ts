@@ -1,6 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { NotificationServerMessage } from "../../protocol/socket-messages";
+import { notificationServerMessageSchema } from "../../protocol/socket-messages";
 import { mustOpenLive, upgradeAnswer } from "../../scripts/lib/live-socket";
 import { waitUntil } from "../../scripts/lib/wait";
 import { api, devToken, freshIp, readyDemoTask } from "../support/node/http-client";
@@ -48,8 +48,6 @@ async function runFinishedAt(who: Candidate, runId: string): Promise<string> {
 
 const socketUrl = (who: Candidate, query = "") => `${inject("apiUrl").replace(/^http/, "ws")}/api/v1/notifications/ws/${who.userId}${query}`;
 
-type NotificationMessage = Extract<NotificationServerMessage, { type: "notification" }>;
-
 describe("notifications through the real stack (npm start)", () => {
   let browser: Browser;
   beforeAll(async () => {
@@ -59,10 +57,10 @@ describe("notifications through the real stack (npm start)", () => {
 
   it("a run finishes and the candidate's connected socket has run.finished, after the run's end (its latency is the notifications bench's)", async () => {
     const who = await candidate();
-    const socket = await mustOpenLive(socketUrl(who), { token: who.token, ip: freshIp() });
+    const socket = await mustOpenLive(socketUrl(who), notificationServerMessageSchema, { token: who.token, ip: freshIp() });
     expect(await socket.next("hello")).toMatchObject({ type: "hello", user_id: who.userId, last_id: 0, gap: false });
     const runId = await startRun(who);
-    const message = (await socket.next("notification", 120_000)) as NotificationMessage;
+    const message = await socket.next("notification", 120_000);
     const receivedAt = Date.now();
     expect(message.notification).toMatchObject({ type: "run.finished", payload: { attempt_id: who.attemptId, run_id: runId, status: "SUCCEEDED" } });
     // The run's finished_at is when the service recorded the runner's result: the message comes after it.
@@ -71,10 +69,10 @@ describe("notifications through the real stack (npm start)", () => {
 
   it("a socket that reconnects with the last id it saw gets what came while it was away", async () => {
     const who = await candidate();
-    const first = await mustOpenLive(socketUrl(who), { token: who.token, ip: freshIp() });
+    const first = await mustOpenLive(socketUrl(who), notificationServerMessageSchema, { token: who.token, ip: freshIp() });
     await first.next("hello");
     await startRun(who);
-    const seen = (await first.next("notification", 120_000)) as NotificationMessage;
+    const seen = await first.next("notification", 120_000);
     await api(`/api/v1/notifications/${seen.notification.id}/read`, { method: "POST", token: who.token });
     await first.next("read");
 
@@ -84,9 +82,9 @@ describe("notifications through the real stack (npm start)", () => {
     const runId = await startRun(who);
     await waitForListed(who, runId);
 
-    const back = await mustOpenLive(socketUrl(who, `?after_id=${seen.notification.id}`), { token: who.token, ip: freshIp() });
+    const back = await mustOpenLive(socketUrl(who, `?after_id=${seen.notification.id}`), notificationServerMessageSchema, { token: who.token, ip: freshIp() });
     expect(await back.next("hello")).toMatchObject({ last_id: seen.notification.id + 1, unread: 1, gap: false });
-    const missed = (await back.next("notification")) as NotificationMessage;
+    const missed = await back.next("notification");
     expect(missed.notification).toMatchObject({ id: seen.notification.id + 1, type: "run.finished", payload: { run_id: runId } });
   });
 
@@ -118,9 +116,11 @@ describe("notifications through the real stack (npm start)", () => {
       undefined,
       { timeout: 120_000, polling: 100 },
     );
-    const message = (await received.jsonValue()) as NotificationMessage;
+    // What the browser received, read with the schema the app parses its frames with.
+    const message = notificationServerMessageSchema.parse(await received.jsonValue());
     await page.close();
-    expect(message.notification).toMatchObject({ type: "run.finished", payload: { attempt_id: who.attemptId, run_id: runId } });
+    expect(message).toMatchObject({ type: "notification" });
+    expect(message.type === "notification" && message.notification).toMatchObject({ type: "run.finished", payload: { attempt_id: who.attemptId, run_id: runId } });
 
     const other = await candidate();
     expect((await upgradeAnswer(socketUrl(who), { token: other.token, ip: freshIp() })).status).toBe(403);

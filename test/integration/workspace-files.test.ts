@@ -65,6 +65,31 @@ describe("GET /attempts/{id}/files and /files/content (the web app's file tree a
     }
   });
 
+  it("GET /attempts/{id}/workspace answers the attempt, its task and its files as their own routes do, in one request", async () => {
+    const { candidate, attempt, taskId } = await startedAttempt();
+    await env.BUCKET.put(taskKeys(taskId).snapshot, await snapshotTarball({ "src/slugify.js": "export const slugify = (s) => s;\n" }));
+    expect((await patchChanges(candidate, attempt.id, { "src/new.js": { op: "upsert", content_b64: b64("// new\n") } })).status).toBe(200);
+    const read = async (path: string, token = candidate.token) => {
+      const res = await call(path, { token });
+      expect(res.status, path).toBe(200);
+      return res.json();
+    };
+    const view = await read(`/api/v1/attempts/${attempt.id}/workspace`);
+    expect(view).toEqual({
+      attempt: await read(`/api/v1/attempts/${attempt.id}`),
+      task: await read(`/api/v1/tasks/${taskId}`),
+      files: ((await read(`/api/v1/attempts/${attempt.id}/files`)) as { items: unknown[] }).items,
+      score_report: null,
+    });
+    // The candidate's view of the task: no staff fields.
+    expect((view as { task: Record<string, unknown> }).task).not.toHaveProperty("source");
+    expect((view as { files: { path: string }[] }).files.map((f) => f.path)).toEqual(["src/new.js", "src/slugify.js"]);
+
+    const stranger = await signIn({ role: "candidate" });
+    expect((await call(`/api/v1/attempts/${attempt.id}/workspace`, { token: stranger.token })).status).toBe(404);
+    expect((await call(`/api/v1/attempts/${attempt.id}/workspace`)).status).toBe(401);
+  });
+
   it("before the attempt starts the snapshot is there to read", async () => {
     const { candidate, taskId } = await assignedTask();
     const attempt = await createAttempt(candidate, taskId);

@@ -2,12 +2,20 @@
 // subscores, what scoring found of the tests and their own explanation. The API gives the
 // candidate their view of the report (no hidden test names, files or reviewer flags); staff who
 // open the page are sent to the console's report, which has the whole of it.
+import type { components } from "../../../client/src/index";
 import { read, useLoad } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
 import { subscoreRows, testFindings, type CandidateReport } from "./score-words";
 
-export function ScorePanel({ attemptId }: { attemptId: string }) {
-  const loaded = useLoad(() => read("/api/v1/attempts/{attempt_id}/score-report", { params: { path: { attempt_id: attemptId } } }), [attemptId]);
+/** The report as the attempt's page read it (`GET /attempts/{id}/workspace`): null when it was not scored yet. */
+type ViewedReport = components["schemas"]["WorkspaceView"]["score_report"];
+
+/** `report`: what the page's view brought; asked for only when it brought none (scored since it was read). */
+export function ScorePanel({ attemptId, report }: { attemptId: string; report: ViewedReport }) {
+  const loaded = useLoad(
+    () => (report ? Promise.resolve(report) : read("/api/v1/attempts/{attempt_id}/score-report", { params: { path: { attempt_id: attemptId } } })),
+    [attemptId, report],
+  );
   if (loaded.error) return <ErrorBox message={loaded.error} onRetry={loaded.reload} />;
   if (!loaded.data) return <Loading what="Loading your score" />;
   if (loaded.data.view === "staff") {

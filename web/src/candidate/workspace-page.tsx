@@ -1,5 +1,6 @@
-// /attempts/:attemptId: the attempt and its task, then the start page (NOT_STARTED), the
-// workspace (IN_PROGRESS) or the submitted work, read-only.
+// /attempts/:attemptId: the attempt, its task, its files and its score report in one request
+// (GET /attempts/{id}/workspace), then the start page (NOT_STARTED), the workspace (IN_PROGRESS)
+// or the submitted work, read-only; the open file's content is the page's second request.
 import { useEffect, useState } from "preact/hooks";
 import { api, call, read, useLoad } from "../lib/data";
 import { ErrorBox, Loading } from "../components/states";
@@ -9,11 +10,7 @@ import { TaskInfo, Workspace, type Attempt, type Task } from "./workspace";
 
 export function WorkspacePage({ params }: PageProps) {
   const attemptId = params.attemptId!;
-  const loaded = useLoad(async () => {
-    const attempt = await read("/api/v1/attempts/{attempt_id}", { params: { path: { attempt_id: attemptId } } });
-    const task = await read("/api/v1/tasks/{task_id}", { params: { path: { task_id: attempt.task_id } } });
-    return { attempt, task };
-  }, [attemptId]);
+  const loaded = useLoad(() => read("/api/v1/attempts/{attempt_id}/workspace", { params: { path: { attempt_id: attemptId } } }), [attemptId]);
   const [attempt, setAttempt] = useState<Attempt | null>(null);
   const [justSubmitted, setJustSubmitted] = useState(false);
 
@@ -35,7 +32,7 @@ export function WorkspacePage({ params }: PageProps) {
     );
   }
   if (!loaded.data || !attempt) return <Loading what="Loading your assessment" />;
-  const task = loaded.data.task;
+  const { task, files, score_report } = loaded.data;
 
   if (attempt.status === "NOT_STARTED") return <StartPage attempt={attempt} task={task} onStarted={setAttempt} />;
   return (
@@ -43,6 +40,8 @@ export function WorkspacePage({ params }: PageProps) {
       key={attempt.status === "IN_PROGRESS" ? "live" : "submitted"}
       attempt={attempt}
       task={task}
+      listed={files}
+      scoreReport={score_report}
       justSubmitted={justSubmitted}
       onAttempt={(next) => {
         setJustSubmitted(next.status !== "IN_PROGRESS");

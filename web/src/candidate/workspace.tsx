@@ -28,10 +28,16 @@ import { TimeLeft } from "./time-left";
 
 export type Attempt = components["schemas"]["Attempt"];
 export type Task = components["schemas"]["Task"];
+/** The attempt's page as one request gives it (`GET /attempts/{id}/workspace`). */
+export type WorkspaceView = components["schemas"]["WorkspaceView"];
 
 interface Props {
   attempt: Attempt;
   task: Task;
+  /** The attempt's files as the page's view listed them. */
+  listed: FileEntry[];
+  /** The score report once scored, as the page's view brought it. */
+  scoreReport: WorkspaceView["score_report"];
   onAttempt: (attempt: Attempt) => void;
   reload: () => void;
   /** The candidate has just submitted: the notice saying so takes the focus. */
@@ -97,12 +103,11 @@ function firstFile(files: FileEntry[]): string | null {
   return pick?.path ?? null;
 }
 
-export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = false }: Props) {
+export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reload, justSubmitted = false }: Props) {
   const readOnly = attempt.status !== "IN_PROGRESS";
   const scored = attempt.scoring?.status === "scored";
   const attemptId = attempt.id;
   const [files, setFiles] = useState<FileEntry[] | null>(null);
-  const [filesError, setFilesError] = useState<string>();
   const [active, setActive] = useState<string | null>(null);
   const [opened, setOpened] = useState<Opened | null>(null);
   const [save, setSave] = useState<SaveSnapshot>({ state: { kind: "saved" }, unsaved: [], stored: true });
@@ -123,7 +128,6 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
   const phone = usePhone();
   const [pane, setPane] = useState<Pane>(scored ? "side" : "editor");
   const pendingFocus = useRef<typeof EDITOR | string | null>(null);
-  const [filesVersion, setFilesVersion] = useState(0);
   const editorHost = useRef<HTMLDivElement>(null);
   const editors = useRef<Editors | null>(null);
   const filesRef = useRef<FileEntry[]>([]);
@@ -210,28 +214,19 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
     if (save.state.kind === "locked") reload();
   }, [save.state.kind]);
 
+  // The files the page's view listed, with the edits this browser kept unsaved on top (restored
+  // by the effect above, which runs first).
   useEffect(() => {
-    let alive = true;
-    setFilesError(undefined);
-    call(api.GET("/api/v1/attempts/{attempt_id}/files", { params: { path: { attempt_id: attemptId } } })).then(
-      (answer) => {
-        if (!alive) return;
-        known.current = new Set(answer.items.filter((f) => f.origin === "snapshot" || !f.deleted).map((f) => f.path));
-        const pending: [string, Change][] = [];
-        for (const path of queue.snapshot().unsaved) {
-          const change = queue.unsavedChange(path);
-          if (change) pending.push([path, change]);
-        }
-        const list = applyChanges(answer.items, pending);
-        setFiles(list);
-        setActive((a) => a ?? firstFile(list));
-      },
-      (error: unknown) => alive && setFilesError(describe(error)),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [attemptId, filesVersion]);
+    known.current = new Set(listed.filter((f) => f.origin === "snapshot" || !f.deleted).map((f) => f.path));
+    const pending: [string, Change][] = [];
+    for (const path of queue.snapshot().unsaved) {
+      const change = queue.unsavedChange(path);
+      if (change) pending.push([path, change]);
+    }
+    const list = applyChanges(listed, pending);
+    setFiles(list);
+    setActive((a) => a ?? firstFile(list));
+  }, [attemptId]);
 
   // One editor for the workspace; the task's grammar is downloaded beside it.
   useEffect(() => {
@@ -395,8 +390,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
       <h2 id="files-title" class="pane-title">
         Files
       </h2>
-      {filesError && <ErrorBox message={filesError} onRetry={() => setFilesVersion((v) => v + 1)} />}
-      {!files && !filesError && <Loading what="Loading the files" />}
+      {!files && <Loading what="Loading the files" />}
       {files && <FileTree files={files} active={active} unsaved={unsaved} onOpen={openFile} />}
       {!readOnly && files && (
         <div class="tree-actions">
@@ -561,7 +555,7 @@ export function Workspace({ attempt, task, onAttempt, reload, justSubmitted = fa
         )}
         {scored && (
           <div id="panel-score" role="tabpanel" aria-labelledby="tab-score" hidden={tab !== "score"}>
-            {visited.has("score") && <ScorePanel attemptId={attemptId} />}
+            {visited.has("score") && <ScorePanel attemptId={attemptId} report={scoreReport} />}
           </div>
         )}
       </section>
