@@ -1,18 +1,43 @@
 import { availableParallelism } from "node:os";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig, defineProject } from "vitest/config";
+import { configDefaults, defineConfig, defineProject } from "vitest/config";
 import LongestFirst from "./test/support/node/longest-first.ts";
 import { testIdentity } from "./test/support/node/test-identity.ts";
 
-// Four suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
+/**
+ * The e2e files that spend minutes waiting on clocks (a person's pauses between clicks, a
+ * fleet's leases running out), against a stack of their own and beside the other e2e files:
+ * one after another on the shared stack they made that run the suite's longest by 290 s.
+ */
+const PACED = ["test/e2e/web-app-pace.test.ts", "test/e2e/runner-fleet.test.ts"];
+
+/** Real processes driven over HTTP: a project's files run one at a time against the one stack its global set-up starts. */
+function e2eProject(name: string, include: string[], exclude: string[] = []) {
+  return defineProject({
+    test: {
+      name,
+      include,
+      exclude: [...configDefaults.exclude, ...exclude],
+      environment: "node",
+      globalSetup: ["./test/support/node/e2e-stack.ts"],
+      setupFiles: ["./test/support/node/e2e-ready.ts"],
+      fileParallelism: false,
+      testTimeout: 120_000,
+      hookTimeout: 300_000,
+    },
+  });
+}
+
+// The suites: pure logic (unit), the sandbox runner service (runner), the Worker inside
 // workerd with real local D1/R2/DOs/Queues (integration), and real processes driven over
-// HTTP (e2e). They share one `vitest run` so `npm test` reports one total.
+// HTTP (e2e, e2e-paced). `npm test` runs them as three `vitest run`s side by side
+// (scripts/test.ts); `npx vitest run` runs them all in one.
 export default defineConfig({
   test: {
     // vitest's default leaves one core free; these files spend much of their time waiting on
     // sandboxes, queues and child processes, so even two cores take two files at a time
-    // (on two cores: 898 s with one, 629 s with two). The e2e files run one at a time: they
-    // share one stack (`npm test` runs them as a second vitest run beside the others).
+    // (on two cores: 898 s with one, 629 s with two). The e2e files run one at a time: a
+    // project's files share one stack.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Request logs are noise on green runs; they are printed for failing tests.
     silent: "passed-only",
@@ -85,18 +110,8 @@ export default defineConfig({
           setupFiles: ["./test/support/worker/apply-migrations.ts"],
         },
       }),
-      defineProject({
-        test: {
-          name: "e2e",
-          include: ["test/e2e/**/*.test.ts"],
-          environment: "node",
-          globalSetup: ["./test/support/node/e2e-stack.ts"],
-          setupFiles: ["./test/support/node/e2e-ready.ts"],
-          fileParallelism: false,
-          testTimeout: 120_000,
-          hookTimeout: 300_000,
-        },
-      }),
+      e2eProject("e2e", ["test/e2e/**/*.test.ts"], PACED),
+      e2eProject("e2e-paced", PACED),
     ],
   },
 });

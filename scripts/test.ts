@@ -1,10 +1,12 @@
-// `npm test` after set-up: the four vitest projects, and beside them the static checks at the
+// `npm test` after set-up: the vitest projects, and beside them the static checks at the
 // lowest CPU priority. The e2e files share one local stack and run one at a time; in one
 // `vitest run` they ran only after all the others, a phase of 400-500 s in which the two cores
 // were 60 % busy (the files wait on the stack, on installs, on a browser). So without
 // arguments the e2e project is a second `vitest run` that starts with the first: its waits
-// overlap the other files' work. Its output is printed once it ends. The checks take about
-// 110 CPU-s on the cores the tests leave idle; their output is printed last.
+// overlap the other files' work. The e2e-paced files (a person's pauses, a fleet's leases) are
+// a third, with a stack of their own: on the shared one they would wait after every other e2e
+// file. Their output is printed once all have ended. The checks take about 110 CPU-s on the
+// cores the tests leave idle; their output is printed last.
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { ROOT } from "./lib/paths";
@@ -76,15 +78,21 @@ function vitest(args: string[], kept: string[] | null): { child: ChildProcess; d
 }
 
 const e2eOutput: string[] = [];
+const pacedOutput: string[] = [];
 const runs =
   passthrough.length > 0
     ? [vitest(passthrough, null)]
-    : [vitest(["--project", "unit", "--project", "integration", "--project", "runner"], null), vitest(["--project", "e2e"], e2eOutput)];
+    : [
+        vitest(["--project", "unit", "--project", "integration", "--project", "runner"], null),
+        vitest(["--project", "e2e"], e2eOutput),
+        vitest(["--project", "e2e-paced"], pacedOutput),
+      ];
 // Stopped, vitest is told and this process waits for it to end, to remove the scratch directory.
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => runs.forEach((r) => r.child.kill(signal)));
 const codes = await Promise.all(runs.map((r) => r.done));
 if (madeScratch) rmSync(scratch, { recursive: true, force: true });
 if (e2eOutput.length > 0) process.stdout.write(`\n[npm test] the e2e project, run beside the above:\n${e2eOutput.join("")}`);
+if (pacedOutput.length > 0) process.stdout.write(`\n[npm test] the e2e-paced project, run beside the above:\n${pacedOutput.join("")}`);
 const testsCode = codes.some((code) => code !== 0) ? 1 : 0;
 
 const finished = await checks;

@@ -11,6 +11,7 @@ const LONGEST = [
   "test/e2e/real-repos.test.ts", // 405
   "sandbox-runner/test/forging.test.ts", // 263
   "sandbox-runner/test/honest-modes.test.ts", // 159
+  "test/e2e/web-app-pace.test.ts", // 116-182 alone
   "test/e2e/web-app.test.ts", // 154
   "test/e2e/runner-fleet.test.ts", // 139
   "sandbox-runner/test/framework-majors.test.ts", // 139
