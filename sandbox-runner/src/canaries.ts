@@ -34,6 +34,8 @@ export interface Canary {
   /** The test it was placed beside, and that test's scope (not for a canary appended at the file's end). */
   beside?: string;
   scope?: string[];
+  /** A mirror placed apart from its test (Python: pytest keeps one test of a name per scope): the class of the copy. */
+  copyIn?: string;
 }
 
 export interface CanaryPlan {
@@ -532,7 +534,7 @@ function mirrorClass(source: string, shape: PyShape, words: string[]): Mirrors {
   const body = names.map((name, i) => pythonTest(method, name, false, words, shape.assertMethods, "before").replace(/\n+$/, i < names.length - 1 ? "\n\n" : "\n")).join("");
   const text = `class ${className}${unittest ? `(${shape.testCase})` : ""}:\n${body}`;
   // Last at its offset: canaries placed at a class's end stay that class's methods.
-  return { insertions: [{ at: pick(spots), order: 2, text: `\n\n${text}\n\n` }], canaries: names.map((name) => ({ name, role: "mirror" as const, beside: name })) };
+  return { insertions: [{ at: pick(spots), order: 2, text: `\n\n${text}\n\n` }], canaries: names.map((name) => ({ name, role: "mirror" as const, beside: name, copyIn: className })) };
 }
 
 /** A failing and a passing function appended at the file's end, and the class of copies if there is one. */
@@ -591,11 +593,10 @@ export function checkCanaries(plan: CanaryPlan, tests: TestResult[]): { tests: T
           }
           // A type check passes the copy as it passes the test: there, any of the reports goes.
           const order = (t: TestResult) => (t.status === "failed" || t.status === "errored" ? 0 : t.status === "passed" ? 2 : 1);
-          // In Python the copy sits in a class of its own: of two failures, the one outside the
-          // real test's class is the copy's (the real test's, errored by its class's set-up, stays).
-          const home = canary.scope?.at(-1);
-          const elsewhere = (t: TestResult) => (home !== undefined && !t.classname.split(/[.:> ]+/).includes(home) ? 0 : 1);
-          const droppable = reports.filter((t) => (typecheck || t.status !== "passed") && !dropped.has(t)).sort((a, b) => order(a) - order(b) || elsewhere(a) - elsewhere(b));
+          // In Python the copy sits in a class of its own: of two failures, the one in that class
+          // is the copy's (the real test's, errored by its class's set-up, stays).
+          const copy = (t: TestResult) => (canary.copyIn !== undefined && t.classname.split(/[.:> ]+/).includes(canary.copyIn) ? 0 : 1);
+          const droppable = reports.filter((t) => (typecheck || t.status !== "passed") && !dropped.has(t)).sort((a, b) => order(a) - order(b) || copy(a) - copy(b));
           for (const t of droppable.slice(0, runs)) dropped.add(t);
           continue;
         }

@@ -381,22 +381,45 @@ describe("reading the canaries' results", () => {
     expect(checked.tests.map((t) => t.status)).toEqual(["failed"]);
   });
 
-  it("in Python the copy's failure is dropped, not the real test's: the copy sits in a class of its own", () => {
+  it("in Python the copy's failure is dropped, not the real test's: the copy sits in a class of its own", async () => {
     const py = "tests/test_calc.py";
-    const pyPlan: CanaryPlan = {
-      files: new Map([[py, [
-        { name: "test_stores", role: "mirror" as const, beside: "test_stores", scope: ["DbCase"] },
-        { name: "test_adds_more", role: "anchor" as const },
-      ]]]),
-      tests: ["test_stores"],
-    };
-    // The real test errored (its class's set-up failed); the copy, in another class, failed.
-    for (const order of [0, 1]) {
-      const real = result(py, "test_stores", "errored", "tests.test_calc.DbCase");
-      const copy = result(py, "test_stores", "failed", "tests.test_calc.TestClassmethodRuntime");
-      const checked = checkCanaries(pyPlan, [...(order === 0 ? [real, copy] : [copy, real]), result(py, "test_adds_more", "passed", "tests.test_calc.TestPlain")]);
+    const source = [
+      "import os",
+      "import unittest",
+      "",
+      "from calc import add",
+      "",
+      "",
+      "class DbCase(unittest.TestCase):",
+      "    @classmethod",
+      "    def setUpClass(cls):",
+      "        raise RuntimeError('no database')",
+      "",
+      "    def test_stores(self):",
+      "        self.assertEqual(add(1, 1), 2)",
+      "",
+      "",
+      "class TestPlain:",
+      "    def test_adds(self):",
+      "        assert add(2, 2) == 4",
+      "",
+    ].join("\n");
+    const dir = await workspace({ [py]: source });
+    // The plan the runner makes for this file: its copies' class is drawn at random.
+    const plan = await placeCanaries(dir, "pytest", [py]);
+    const canaries = plan.files.get(py) ?? [];
+    const mirror = canaries.find((c) => c.role === "mirror" && c.name === "test_stores");
+    expect(mirror?.copyIn).toMatch(/^Test\w+$/);
+    // The real test errored (its class's set-up failed); the copy, in its class, failed; every other canary as it should.
+    const others = canaries.filter((c) => c.role !== "mirror").map((c) => result(py, c.name, c.role === "fail" ? "failed" : "passed", "tests.test_calc"));
+    const copies = canaries.filter((c) => c.role === "mirror" && c !== mirror).map((c) => result(py, c.name, "failed", `tests.test_calc.${mirror?.copyIn}`));
+    const real = result(py, "test_stores", "errored", "tests.test_calc.DbCase");
+    const copy = result(py, "test_stores", "failed", `tests.test_calc.${mirror?.copyIn}`);
+    const plain = result(py, "test_adds", "passed", "tests.test_calc.TestPlain");
+    for (const pair of [[real, copy], [copy, real]]) {
+      const checked = checkCanaries(plan, [...pair, plain, ...copies, ...others]);
       expect(checked.integrity.tampered).toBe(false);
-      expect(checked.tests).toEqual([real]);
+      expect(checked.tests.filter((t) => t.name === "test_stores")).toEqual([real]);
     }
   });
 
