@@ -56,9 +56,10 @@ describe("a fleet of runners, one stopped and one killed mid-run (RUNNERS=3 npm 
   it("SIGTERM: the runner drains, the fleet goes on without it, and every run ends once, none lost", async () => {
     const before = await fleet();
     expect(before.runners.map((r) => r.status)).toEqual(["ok", "ok", "ok"]);
-    // Each run of this change takes 3 s more (the module waits as it loads), so the runner seen
-    // working still holds its job when the signal lands.
-    const slow = { "src/slugify.js": `${files["src/slugify.js"]}\nAtomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 3000);\n` };
+    // Each run of this change takes 8 s more (the module waits as it loads), so the runner seen
+    // working still holds its job when the signal lands: with 3 s, a clean clone's victim had
+    // finished its job by then (the suite's three runs at once slow the health read and the signal).
+    const slow = { "src/slugify.js": `${files["src/slugify.js"]}\nAtomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 8000);\n` };
     const attempts = await Promise.all(Array.from({ length: RUN_ATTEMPTS }, () => startedAttempt(slow)));
     const deliveredBefore = delivered().length;
 
