@@ -5,11 +5,12 @@ import LongestFirst from "./test/support/node/longest-first.ts";
 import { testIdentity } from "./test/support/node/test-identity.ts";
 
 /**
- * The e2e files that spend minutes waiting on clocks (a person's pauses between clicks, a
- * fleet's leases running out), against a stack of their own and beside the other e2e files:
- * one after another on the shared stack they made that run the suite's longest by 290 s.
+ * The e2e file that spends minutes waiting on a person's pauses between clicks, against a stack
+ * of its own and beside the other e2e files: after them on the shared stack it would make that
+ * run the suite's longest. (runner-fleet.test.ts, with a stack of its own too, failed its drain
+ * case twice out of two here, beside three runs at once; it stays with the shared stack's files.)
  */
-const PACED = ["test/e2e/web-app-pace.test.ts", "test/e2e/runner-fleet.test.ts"];
+const PACED = ["test/e2e/web-app-pace.test.ts"];
 
 /** Real processes driven over HTTP: a project's files run one at a time against the one stack its global set-up starts. */
 function e2eProject(name: string, include: string[], exclude: string[] = []) {

@@ -3,10 +3,10 @@
 // `vitest run` they ran only after all the others, a phase of 400-500 s in which the two cores
 // were 60 % busy (the files wait on the stack, on installs, on a browser). So without
 // arguments the e2e project is a second `vitest run` that starts with the first: its waits
-// overlap the other files' work. The e2e-paced files (a person's pauses, a fleet's leases) are
-// a third, with a stack of their own: on the shared one they would wait after every other e2e
-// file. Their output is printed once all have ended. The checks take about 110 CPU-s on the
-// cores the tests leave idle; their output is printed last.
+// overlap the other files' work. The e2e-paced file (the web app at a person's pace) is a
+// third, with a stack of its own: on the shared one it would wait after every other e2e file.
+// Their output is printed once all have ended. The checks (type-check, lints) take about 55
+// CPU-s on the cores the tests leave idle; their output is printed last.
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, rmSync, statfsSync } from "node:fs";
 import { ROOT } from "./lib/paths";
