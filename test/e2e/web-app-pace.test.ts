@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import type { Browser, Locator, Page, Request } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, onTestFailed } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { accept, createAttempt, invitationToken, invite, ok, pollApi, staffReport, start, userClient, type AssayClient } from "../../scripts/lib/api-steps";
 import { signInAtDevProvider, type DevUser } from "../../scripts/lib/browser";
 import { poll } from "../../scripts/lib/wait";
-import { launchChromium, userContext } from "../support/node/browser";
+import { launchChromium, stepsOfOneJourney, userContext } from "../support/node/browser";
 import { devToken, freshIp } from "../support/node/http-client";
 
 // The web app in Chromium as people use it, with what it sends checked request by request
@@ -188,18 +188,7 @@ describe("the web app at a person's pace, request by request (npm start)", () =>
     candidate = traffic.watch(await (await userContext(browser, ip)).newPage());
   });
   afterAll(async () => browser?.close());
-  // The steps are one journey: after a failed step the later ones would only wait out their timeouts.
-  let failed: string | undefined;
-  beforeEach((context) => {
-    if (failed) context.skip(`an earlier step failed: ${failed}`);
-    onTestFailed(async () => {
-      failed = context.task.name;
-      for (const page of [interviewer, candidate]) {
-        const text = await page.locator("body").innerText({ timeout: 2000 }).catch(() => "(no page)");
-        console.error(`--- ${page.url()}\n${text.slice(0, 2000)}`);
-      }
-    });
-  });
+  stepsOfOneJourney(() => [interviewer, candidate]);
 
   /** Until nothing loads: no API request of the page on its way, no loading state shown. */
   async function settled(page: Page): Promise<void> {

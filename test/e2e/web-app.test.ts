@@ -2,11 +2,11 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, onTestFailed } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { OutboxRecord } from "../../src/domain/outbox";
 import { poll } from "../../scripts/lib/wait";
 import { signInAtDevProvider, type DevUser } from "../../scripts/lib/browser";
-import { launchChromium, seriousViolations, userContext } from "../support/node/browser";
+import { launchChromium, seriousViolations, stepsOfOneJourney, userContext } from "../support/node/browser";
 import { api, devToken } from "../support/node/http-client";
 import { expireInvitation } from "../support/node/local-d1";
 
@@ -104,19 +104,7 @@ describe("the web app in Chromium (npm start)", () => {
     candidatePage = await (await userContext(browser)).newPage();
   });
   afterAll(async () => browser?.close());
-  // The steps are one journey: after a failed step the later ones would only wait out their timeouts.
-  let failed: string | undefined;
-  beforeEach((context) => {
-    if (failed) context.skip(`an earlier step failed: ${failed}`);
-    onTestFailed(async () => {
-      failed = context.task.name;
-      // What each user saw, for the failure's report.
-      for (const page of [interviewerPage, candidatePage]) {
-        const text = await page.locator("body").innerText({ timeout: 2000 }).catch(() => "(no page)");
-        console.error(`--- ${page.url()}\n${text.slice(0, 3000)}`);
-      }
-    });
-  });
+  stepsOfOneJourney(() => [interviewerPage, candidatePage]);
 
   it("an interviewer signs in, imports the demo pull request, sees it READY and invites a candidate", { timeout: 300_000 }, async () => {
     const page = interviewerPage;

@@ -3,6 +3,7 @@
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { beforeEach, onTestFailed } from "vitest";
 import { launchChromium } from "../../../scripts/lib/browser";
 import { freshIp } from "./http-client";
 
@@ -16,6 +17,25 @@ export { launchChromium };
 export async function userContext(browser: Browser, ip = freshIp()): Promise<BrowserContext & { ip: string }> {
   const context = await browser.newContext({ extraHTTPHeaders: { "cf-connecting-ip": ip } });
   return Object.assign(context, { ip });
+}
+
+/**
+ * The tests of the suite being declared are one journey's steps: after a failed step the later
+ * ones would only wait out their timeouts, so they are skipped, and what each user's page showed
+ * is printed for the failure's report.
+ */
+export function stepsOfOneJourney(pages: () => Page[]): void {
+  let failed: string | undefined;
+  beforeEach((context) => {
+    if (failed) context.skip(`an earlier step failed: ${failed}`);
+    onTestFailed(async () => {
+      failed = context.task.name;
+      for (const page of pages()) {
+        const text = await page.locator("body").innerText({ timeout: 2000 }).catch(() => "(no page)");
+        console.error(`--- ${page.url()}\n${text.slice(0, 3000)}`);
+      }
+    });
+  });
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
