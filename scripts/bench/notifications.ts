@@ -9,10 +9,11 @@
 //   sockets (every socket is a sample), p50 and p99;
 // - the Worker's memory: the resident set of the local workerd process (which runs the Worker
 //   and its Durable Objects) before the sockets, with them open, and after the events.
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { nextClientIp } from "../lib/client-ip";
 import { notificationServerMessageSchema } from "../../protocol/socket-messages";
 import { mustOpenLive, type NotificationSocket } from "../lib/live-socket";
+import { processesNamed } from "../lib/process-cpu";
 import { launchStack } from "../lib/stack";
 import { benchClient, benchToken } from "./client";
 import { percentile, type Emit } from "./metrics";
@@ -33,24 +34,8 @@ interface User {
 
 /** Resident memory (MiB) of the workerd processes under `rootPid` (every workerd when none). */
 function workerdRssMb(rootPid: number | undefined): number {
-  const parents = new Map<number, number>();
-  const workerd: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const status = readFileSync(`/proc/${entry}/status`, "utf8");
-      parents.set(Number(entry), Number(/^PPid:\s+(\d+)/m.exec(status)?.[1] ?? 0));
-      if (/^Name:\s+workerd$/m.test(status)) workerd.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  const under = (pid: number): boolean => {
-    for (let p = pid; p > 1; p = parents.get(p) ?? 0) if (p === rootPid) return true;
-    return false;
-  };
   let kb = 0;
-  for (const pid of workerd.filter((p) => rootPid === undefined || under(p))) {
+  for (const pid of processesNamed("workerd", rootPid)) {
     kb += Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
   }
   return Math.round((kb / 1024) * 10) / 10;

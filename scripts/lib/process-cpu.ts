@@ -1,4 +1,4 @@
-// CPU time of a stack's processes, from /proc (Linux): how busy the local Worker's runtime is
+// A stack's processes and their CPU time, from /proc (Linux): how busy the local Worker's runtime is
 // under a bench's load. workerd runs the Worker, its Durable Objects and the local D1 on one
 // thread, so its CPU over the wall-clock time says how close that thread is to saturation.
 import { readdirSync, readFileSync } from "node:fs";
@@ -14,8 +14,8 @@ export function cpuMsFromStat(stat: string): number {
   return (ticks * 1000) / TICKS_PER_SECOND;
 }
 
-/** CPU milliseconds used so far by the processes named `name` under `rootPid`. */
-export function cpuMsOf(name: string, rootPid: number): number {
+/** The pids of the processes named `name` under `rootPid` (every one of that name when none). */
+export function processesNamed(name: string, rootPid: number | undefined): number[] {
   const parents = new Map<number, number>();
   const named: number[] = [];
   for (const entry of readdirSync("/proc")) {
@@ -32,8 +32,13 @@ export function cpuMsOf(name: string, rootPid: number): number {
     for (let p = pid; p > 1; p = parents.get(p) ?? 0) if (p === rootPid) return true;
     return false;
   };
+  return rootPid === undefined ? named : named.filter(under);
+}
+
+/** CPU milliseconds used so far by the processes named `name` under `rootPid`. */
+export function cpuMsOf(name: string, rootPid: number): number {
   let ms = 0;
-  for (const pid of named.filter(under)) {
+  for (const pid of processesNamed(name, rootPid)) {
     try {
       ms += cpuMsFromStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
     } catch {
