@@ -60,7 +60,21 @@ function ensureDebianPackages(pkgs) {
   }
 }
 
-function ensureNodeModules() {
+/** Runs a command to its end, without blocking: the two installs below run side by side. */
+function runAsync(cmd, cmdArgs, opts = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ["ignore", 2, 2], ...opts });
+    child.on("error", () => resolve(false));
+    child.on("close", (code) => resolve(code === 0));
+  });
+}
+
+// Both installs follow a lockfile that pins every version and its integrity, so the npm
+// cache's copy is used without asking the registry again (--prefer-offline); what the cache
+// lacks is still fetched.
+const INSTALL_FLAGS = ["--no-audit", "--no-fund", "--prefer-offline"];
+
+async function ensureNodeModules() {
   const stampFile = join(root, "node_modules", ".assay-install-stamp");
   const hash = createHash("sha256");
   for (const f of ["package.json", "package-lock.json"]) {
@@ -72,7 +86,7 @@ function ensureNodeModules() {
   // `npm ci` trips over workerd's platform-specific optional packages in the lockfile on
   // this npm; `npm install` honours the lockfile and resolves them for this platform.
   log("installing node modules (npm install)");
-  if (!run("npm", ["install", "--no-audit", "--no-fund"])) {
+  if (!(await runAsync("npm", ["install", ...INSTALL_FLAGS]))) {
     log("npm install failed");
     process.exit(1);
   }
@@ -81,13 +95,13 @@ function ensureNodeModules() {
 
 // The runner's further Node versions (docs/runner-protocol.md, "Node versions"), in a package
 // of their own: each build's bin is named node and would replace the root's pinned 22.
-function ensureRunnerNodeVersions() {
+async function ensureRunnerNodeVersions() {
   const dir = join(root, "sandbox-runner", "node-versions");
   const stampFile = join(dir, "node_modules", ".assay-install-stamp");
   const stamp = createHash("sha256").update(readFileSync(join(dir, "package-lock.json"))).digest("hex");
   if (existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return;
   log("installing the runner's Node versions (npm ci in sandbox-runner/node-versions)");
-  if (!run("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir })) {
+  if (!(await runAsync("npm", ["ci", ...INSTALL_FLAGS], { cwd: dir }))) {
     log("npm ci in sandbox-runner/node-versions failed");
     process.exit(1);
   }
@@ -97,8 +111,8 @@ function ensureRunnerNodeVersions() {
 }
 
 ensureDebianPackages(aptPackages[target]);
-ensureNodeModules();
-ensureRunnerNodeVersions();
+// Independent directories: one install's downloads overlap the other's unpacking.
+await Promise.all([ensureNodeModules(), ensureRunnerNodeVersions()]);
 
 // npm puts node_modules/.bin first on PATH, so the script runs on the pinned Node 22.
 const child = spawn("npm", ["run", "--silent", target, "--", ...args], { cwd: root, stdio: "inherit" });

@@ -460,8 +460,10 @@ describe("saves and telemetry under fast typing and a deleted file, against the 
     await saved.waitFor({ timeout: STEP_MS });
     await typeFast("let still = 2; ");
     await saved.waitFor({ timeout: STEP_MS });
-    const deletedAt = traffic.calls.length;
     await page.getByRole("button", { name: "Delete file" }).click();
+    // Counted from once the tree no longer shows the file: a batch that left while the click was on its way is not "after".
+    await page.getByRole("treeitem", { name: /^gone\.js/ }).waitFor({ state: "detached", timeout: STEP_MS });
+    const deletedAt = traffic.calls.length;
     await page.getByRole("treeitem", { name: /^fast\.js/ }).click();
     await page.locator(".cm-content", { hasText: "let v1 = 1;" }).waitFor({ timeout: STEP_MS });
     await page.locator(".cm-content").click();
