@@ -1,11 +1,11 @@
 import * as z from "zod/mini";
 
 /**
- * The sockets a client opens to the Worker (docs/api.md, "Notifications" and "Live code
- * execution"): a user's notification socket and a live execution's socket. Written once: the
- * Worker's Durable Objects send what these types allow and read a client's frames with these
- * schemas; the web app parses every frame it receives with them and ignores one that does not
- * parse. In zod/mini, so that the browser's bundle pays a few kB for them, not the whole of zod.
+ * The sockets a client opens to the Worker (docs/api.md, "Notifications", "Live code
+ * execution" and "Live sessions"): a user's notification socket, a live execution's socket and
+ * an attempt's live session socket. Written once: the Worker's Durable Objects send what these
+ * types allow and read a client's frames with these schemas; the web app parses every frame it
+ * receives with them and ignores one that does not parse. In zod/mini, so that the browser's bundle pays a few kB for them, not the whole of zod.
  * A message only ever gains fields: the schemas are not strict about what a client receives.
  */
 
@@ -118,3 +118,119 @@ export function parseSocketMessage<T>(schema: z.ZodMiniType<T>, raw: unknown): T
   const parsed = schema.safeParse(json);
   return parsed.success ? parsed.data : undefined;
 }
+
+// ---- live sessions ---------------------------------------------------------------------------
+
+/**
+ * An attempt's live socket (docs/api.md, "Live sessions"): `GET /api/v1/attempts/{attempt_id}/live/ws`.
+ * Binary frames carry Yjs exactly as y-websocket does: the first varint is the message kind
+ * (LIVE_FRAME), then y-protocols/sync or y-protocols/awareness. Text frames are the JSON control
+ * messages below. The shared document holds a Y.Map named LIVE_FILES_MAP: repository path → Y.Text.
+ */
+export const LIVE_FRAME = { sync: 0, awareness: 1 } as const;
+export const LIVE_FILES_MAP = "files";
+/** Who is on a live socket: the attempt's candidate, or staff (interviewer or admin) of the task's organization. */
+export const LIVE_ROLES = ["candidate", "staff"] as const;
+
+export const LIVE_LIMITS = {
+  /** Sockets open on one attempt at once, all users together; one more is refused with 429. */
+  socketsPerAttempt: 8,
+  /** The largest frame, binary or text; a larger one gets an `error` and the socket is closed with LIVE_CLOSE_CODES.tooLarge. */
+  frameBytes: 256 * 1024,
+  /** Characters of one staff note, and notes kept per attempt. */
+  noteChars: 4000,
+  notesPerAttempt: 500,
+  /** The largest file a client may `open` (its UTF-8 bytes). */
+  fileBytes: 1024 * 1024,
+  /**
+   * The stored document of one attempt (its updates since the last compaction); an update or an
+   * `open` that would take it past this, even once compacted, is refused with an `error`.
+   */
+  documentBytes: 16 * 1024 * 1024,
+  /** Awareness client ids one socket may speak for; a socket never speaks for another socket's. */
+  awarenessClients: 4,
+  /** Edits are saved to the attempt's changes this long after the last one, and at least this often while typing goes on. */
+  saveDebounceMs: 1500,
+  saveMaxWaitMs: 5000,
+} as const;
+
+export const LIVE_CLOSE_CODES = {
+  /** A frame over LIVE_LIMITS.frameBytes (the WebSocket "message too big"). */
+  tooLarge: 1009,
+} as const;
+
+const liveRole = z.enum(LIVE_ROLES);
+const person = z.object({ user_id: z.string(), name: z.string() });
+export const liveParticipantSchema = z.object({ user_id: z.string(), name: z.string(), role: liveRole });
+export type LiveParticipant = z.infer<typeof liveParticipantSchema>;
+export const liveNoteSchema = z.object({ id: z.int(), author: person, text: z.string(), at: z.string() });
+export type LiveNote = z.infer<typeof liveNoteSchema>;
+
+/**
+ * A run of the attempt as it changes state: queued when it is stored, then its final status
+ * (SUCCEEDED, FAILED, TIMED_OUT, ERROR) with its counts; GET /api/v1/runs/{run_id} has the rest.
+ */
+export const liveRunSchema = z.object({
+  run_id: z.string(),
+  status: z.string(),
+  changed_files: z.array(z.string()),
+  created_at: z.string(),
+  finished_at: z.nullable(z.string()),
+  reason: z.nullable(z.string()),
+  counts: z.nullable(z.object({ total: count, passed: count, failed: count, skipped: count, errored: count })),
+});
+export type LiveRun = z.infer<typeof liveRunSchema>;
+
+/**
+ * Object → client. `hello` first (then the object's sync step 1 and the awareness states as
+ * binary frames); `notes` right after it on staff sockets only, and every `note` only to staff.
+ * `presence` when someone joins or leaves, `run` when a run changes state, `execution` when the
+ * candidate starts a live execution (staff open its socket as watchers), `saved` when edits were
+ * saved to the attempt's changes, `read_only` once the attempt is submitted (updates are refused
+ * from then on), `error` for a refused frame.
+ */
+export const liveServerMessageSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("hello"),
+    attempt_id: z.string(),
+    role: liveRole,
+    read_only: z.boolean(),
+    you: person,
+    participants: z.array(liveParticipantSchema),
+  }),
+  z.object({ type: z.literal("presence"), participants: z.array(liveParticipantSchema) }),
+  z.extend(liveNoteSchema, { type: z.literal("note") }),
+  z.object({ type: z.literal("notes"), notes: z.array(liveNoteSchema) }),
+  z.extend(liveRunSchema, { type: z.literal("run") }),
+  z.object({ type: z.literal("execution"), execution_id: z.string() }),
+  z.object({ type: z.literal("saved"), at: z.string(), paths: z.array(z.string()) }),
+  z.object({ type: z.literal("read_only") }),
+  error,
+  pong,
+]);
+export type LiveServerMessage = z.infer<typeof liveServerMessageSchema>;
+
+/**
+ * Client → object, strict. `open`: the client shows this file; the object puts the attempt's
+ * current content of it (task snapshot + saved changes) into the document first if the document
+ * has no such file yet, so two clients never both seed it (wait for the Y.Text to appear rather
+ * than inserting the text yourself). `note_add`: a staff note (refused for the candidate).
+ */
+export const liveClientMessageSchema = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("open"), path: z.string().check(z.minLength(1), z.maxLength(1024)) }),
+  z.strictObject({ type: z.literal("note_add"), text: z.string().check(z.minLength(1), z.maxLength(LIVE_LIMITS.noteChars)) }),
+]);
+export type LiveClientMessage = z.infer<typeof liveClientMessageSchema>;
+
+/**
+ * What each client puts in its awareness state (y-protocols/awareness): who it is, which file
+ * it shows, and its selection as y-codemirror.next sets it (the `cursor` field with Yjs relative
+ * positions `anchor` and `head`, JSON-encoded). The object does not read these states: it relays
+ * awareness as it comes, and `presence` comes from the sockets, who the Worker checked they are.
+ */
+export const liveAwarenessSchema = z.object({
+  user: z.object({ id: z.string(), name: z.string(), role: liveRole, color: z.string() }),
+  file: z.nullable(z.string()),
+  cursor: z.optional(z.nullable(z.object({ anchor: z.unknown(), head: z.unknown() }))),
+});
+export type LiveAwareness = z.infer<typeof liveAwarenessSchema>;

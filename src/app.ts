@@ -22,12 +22,15 @@ import { evaluationRoutes } from "./routes/evaluation.routes";
 import { log } from "./lib/log";
 import { GetHealth } from "./routes/health.routes";
 import { ideSessionRoutes } from "./routes/ide-sessions.routes";
+import { keystrokeRoutes } from "./routes/keystrokes.routes";
 import { internalRunnerRoutes } from "./routes/internal-runner.routes";
 import { invitationRoutes } from "./routes/invitations.routes";
+import { liveRoutes } from "./routes/live.routes";
 import { meRoutes } from "./routes/me.routes";
 import { repohostRoutes } from "./routes/repohost.routes";
 import { retakeRoutes } from "./routes/retakes.routes";
 import { scoreRoutes } from "./routes/scores.routes";
+import { similarityRoutes } from "./routes/similarity.routes";
 import { runRoutes } from "./routes/runs.routes";
 import { taskDraftRoutes } from "./routes/task-drafts.routes";
 import { taskRoutes } from "./routes/tasks.routes";
@@ -58,6 +61,9 @@ const tables: RouteTable[] = [
   runRoutes,
   scoreRoutes,
   evaluationRoutes,
+  liveRoutes,
+  similarityRoutes,
+  keystrokeRoutes,
   storageRoutes,
   telemetryRoutes,
   aiChatRoutes,

@@ -3,6 +3,7 @@ import type {
   NotificationQueueMessage,
   RunnerQueueMessage,
   ScoringMessage,
+  SimilarityMessage,
   TaskImportMessage,
   TelemetryMessage,
 } from "./domain/queue-messages";
@@ -32,6 +33,8 @@ export interface Env {
   NOTIFICATION_EVENTS: Queue<NotificationQueueMessage>;
   /** Submitted attempts to score: `{attempt_id}`. */
   SCORING: Queue<ScoringMessage>;
+  /** Submitted attempts to compare with their task's upstream solution and each other: `{attempt_id}`. */
+  SIMILARITY: Queue<SimilarityMessage>;
   /** IDE telemetry on its way to D1's `telemetry_events`. */
   TELEMETRY: Queue<TelemetryMessage>;
 

@@ -229,6 +229,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/attempts/{attempt_id}/evaluation/similarity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The submission's similarity to the upstream solution and to the task's other submissions
+         * @description Interviewers and above in the attempt's organization (403 for its own candidate, as the evaluation). Evidence for the reviewer, never a deduction: no score reads it. Winnowed fingerprints (k = 20, window 10) of the changed source files, names and literals normalized, comments and whitespace left out, and so is the task's own code; compared within the organization only (docs/scoring.md, "Similarity"). 409 before the attempt is submitted.
+         */
+        get: operations["get_GetSimilarity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/attempts/{attempt_id}/evaluation/timeline": {
         parameters: {
             query?: never;
@@ -324,6 +344,110 @@ export interface paths {
          * @description By the attempt's candidate. 204 whether the token was active, already revoked, expired or unknown.
          */
         delete: operations["delete_RevokeIdeSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/keystrokes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt's keystroke recording for a playback: snapshots and edits in order, with markers
+         * @description Interviewers and above in the attempt's organization (403 for its own candidate, as the evaluation). Items in recording order: each file's first item is a snapshot of its text before its first edit, and another follows after every 250 of its edits (or one per 64 bytes of the file, if more), so a playback may start from any snapshot. `markers` (first page only, null on the others) are the points to jump to, in time order: the saves and runs of the evaluation timeline and the recording's pastes, at most 2000 of each.
+         */
+        get: operations["get_GetKeystrokes"];
+        put?: never;
+        /**
+         * Record a batch of the editor's edits (keystroke recording)
+         * @description By the attempt's candidate, while it is IN_PROGRESS (409 otherwise). Each edit is a CodeMirror change set of one file, in the order it was made; the batch is stored whole or not at all. A file's first edit starts from its text in the workspace; every change set must apply to the file as recorded so far (422 naming the edit otherwise). At most 500 edits and 262144 bytes a request. An attempt records at most 50000 edits and 16777216 bytes; past that, recording stops: the answer says `recording: capped` and stores nothing more, and the attempt goes on as before. This is the candidate's code, for their organization's reviewers; not telemetry.
+         */
+        post: operations["post_PostKeystrokes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The attempt's live session: whether it may be joined, and who is in it
+         * @description For the attempt's candidate and staff of its organization (404 for anyone else). `open` says whether the caller may open the socket now, `reason` why not. See docs/api.md, "Live sessions".
+         */
+        get: operations["get_GetLiveSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/live/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Staff notes of the attempt's live session, oldest first
+         * @description Staff of the attempt's organization only; never the candidate (403). At most 500 per attempt. Staff add them on the live socket (`note_add`).
+         */
+        get: operations["get_ListLiveNotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/live/ws": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * WebSocket: the attempt's shared editor (Yjs), presence, staff notes and run results
+         * @description Upgrade with `Authorization: Bearer <session JWT>`, or from a browser with `?ticket=` (POST …/live/ws-ticket). The attempt's candidate, or staff of its organization when the task's live_sessions is on and the attempt is started. Binary frames are the Yjs sync and awareness protocol as y-websocket speaks it; text frames are JSON control messages (protocol/socket-messages.ts, "live sessions"). After the submit the socket is read-only. At most 8 sockets per attempt (429) and frames of 262144 bytes (larger: closed with 1009). See docs/api.md, "Live sessions".
+         */
+        get: operations["get_JoinLiveSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/attempts/{attempt_id}/live/ws-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A browser ticket for the attempt's live socket
+         * @description Browsers cannot send Authorization on a WebSocket: they get a ticket here with their Bearer token and open `ws_url?ticket=…`. A ticket is for one socket of this attempt, for its caller, once, within 60 s. Refused as the socket would be.
+         */
+        post: operations["post_CreateLiveTicket"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1745,6 +1869,43 @@ export interface components {
                 title: string;
             };
         };
+        AttemptSimilarity: {
+            attempt_id: string;
+            computed_at: string | null;
+            parameters: {
+                /** @description Tokens per k-gram */
+                k: number;
+                /** @description k-grams per winnowing window */
+                window: number;
+            };
+            /** @description Other submitted attempts of the task in the organization, most similar first (at most 50 compared per attempt) */
+            peers: {
+                attempt_id: string;
+                /** @description As GET .../evaluation/review names the candidate */
+                candidate: {
+                    email: string | null;
+                    id: string;
+                };
+                /** @description The longest matching regions, at most 8 */
+                regions: components["schemas"]["SimilarityRegion"][];
+                /** @description Shared fingerprints over both sides' (Sørensen–Dice), 0 to 1 */
+                similarity: number;
+            }[];
+            /**
+             * @description pending: submitted, not compared yet (the queue does it within seconds); ready: compared
+             * @enum {string}
+             */
+            status: "pending" | "ready";
+            /** @description Against the task's upstream solution (its solution patch applied to its snapshot); null while pending or when there is none */
+            upstream: {
+                /** @description The longest matching regions, at most 8 */
+                regions: components["schemas"]["SimilarityRegion"][];
+                /** @description Shared fingerprints over both sides' (Sørensen–Dice), 0 to 1 */
+                similarity: number;
+            } | null;
+            /** @description Why a ready comparison has no upstream side */
+            upstream_missing: string | null;
+        };
         AuditEvent: {
             /**
              * @description retake.granted: a candidate may make one more attempt on a task
@@ -2014,6 +2175,110 @@ export interface components {
             used_at: string | null;
             /** @description User id of the candidate who accepted */
             used_by: string | null;
+        };
+        KeystrokeEdit: {
+            /**
+             * @description The user id of a remote edit's author
+             * @default null
+             */
+            author: string | null;
+            /** @description A CodeMirror change set as ChangeSet.toJSON() writes it: lengths kept, and [length deleted, ...lines inserted] */
+            changes: (number | (number | string)[])[];
+            /** @description The document's length (UTF-16 code units, lines joined by \n) before the edit */
+            doc_length_before: number;
+            /**
+             * @description candidate: typed at this editor; remote: applied from a live session's other side
+             * @default candidate
+             * @enum {string}
+             */
+            origin: "candidate" | "remote";
+            /**
+             * @description A paste or a drop (CodeMirror's input.paste and input.drop)
+             * @default false
+             */
+            paste: boolean;
+            /** @description The file edited, a repository path */
+            path: string;
+            /** @description When the edit was made: the client's ms since the epoch */
+            t: number;
+        };
+        KeystrokeItem: {
+            /** @enum {string} */
+            kind: "snapshot";
+            path: string;
+            seq: number;
+            t: number;
+            /** @description The file's whole text at this point (lines joined by \n) */
+            text: string;
+        } | {
+            author: string | null;
+            /** @description A CodeMirror change set as ChangeSet.toJSON() writes it: lengths kept, and [length deleted, ...lines inserted] */
+            changes: (number | (number | string)[])[];
+            doc_length_before: number;
+            /** @enum {string} */
+            kind: "edit";
+            /** @enum {string} */
+            origin: "candidate" | "remote";
+            paste: boolean;
+            path: string;
+            seq: number;
+            t: number;
+        };
+        KeystrokeRecording: {
+            /** @description Bytes of change sets and snapshots recorded */
+            bytes: number;
+            cap: {
+                bytes: number;
+                edits: number;
+            };
+            /** @description Edits recorded */
+            edits: number;
+            /**
+             * @description capped: the attempt's recording reached its cap and stores nothing more; stop sending
+             * @enum {string}
+             */
+            recording: "on" | "capped";
+        };
+        LiveNote: {
+            at: string;
+            author: {
+                name: string;
+                user_id: string;
+            };
+            id: number;
+            text: string;
+        };
+        LiveParticipant: {
+            /** @description The user's e-mail address */
+            name: string;
+            /** @enum {string} */
+            role: "candidate" | "staff";
+            user_id: string;
+        };
+        LiveSession: {
+            attempt_id: string;
+            /** @description The task's setting: whether its attempts may be joined live */
+            live_sessions: boolean;
+            /** @description Whether the caller may open the socket now */
+            open: boolean;
+            /** @description Who has a live socket open now, once per user */
+            participants: components["schemas"]["LiveParticipant"][];
+            /** @description The attempt is submitted: the socket replays the document and refuses updates */
+            read_only: boolean;
+            /** @description Why not, when open is false */
+            reason: string | null;
+            /**
+             * @description The caller's part in the session
+             * @enum {string}
+             */
+            role: "candidate" | "staff";
+            ws_url: string;
+        };
+        LiveTicket: {
+            /** @description For browsers: `?ticket=` on ws_url; valid once, for 60 s */
+            ws_ticket: string;
+            ws_ticket_expires_at: string;
+            ws_url: string;
         };
         Me: {
             created_at: string;
@@ -2360,6 +2625,28 @@ export interface components {
             id: string;
             name: string;
             upgrade_url: string | null;
+        };
+        PlaybackMarker: {
+            at: string;
+            /** @enum {string} */
+            kind: "save";
+            paths: string[];
+            save: number;
+            t: number;
+        } | {
+            at: string;
+            /** @enum {string} */
+            kind: "run";
+            run_id: string;
+            status: string;
+            t: number;
+        } | {
+            at: string;
+            /** @enum {string} */
+            kind: "paste";
+            path: string;
+            seq: number;
+            t: number;
         };
         Retake: {
             /** @description Attempts the candidate may make on the task now, this retake included */
@@ -2809,6 +3096,32 @@ export interface components {
             detail: string;
             error_id: string;
         };
+        SimilarityRegion: {
+            /** @description In this attempt's submission */
+            left: {
+                end_line: number;
+                path: string;
+                /** @description 1-based, inclusive */
+                start_line: number;
+                /** @description The region's lines, at most 40 and 2000 characters */
+                text: string;
+                /** @description `text` is cut; the line range is the whole region's */
+                truncated: boolean;
+            };
+            /** @description In the upstream solution, or in the peer's submission */
+            right: {
+                end_line: number;
+                path: string;
+                /** @description 1-based, inclusive */
+                start_line: number;
+                /** @description The region's lines, at most 40 and 2000 characters */
+                text: string;
+                /** @description `text` is cut; the line range is the whole region's */
+                truncated: boolean;
+            };
+            /** @description Normalized tokens the region spans */
+            tokens: number;
+        };
         StoredObject: {
             key: string;
             size: number;
@@ -2863,6 +3176,8 @@ export interface components {
             /** @description Staff only: the install step that failed while preparing the environment, and what to do; the tests were still tried */
             install_failure?: string | null;
             language: string | null;
+            /** @description Whether staff of the organization may join started attempts live (docs/api.md, "Live sessions"); off by default */
+            live_sessions: boolean;
             organization_id: string;
             /** @description The name of the task's organization; in the answers of GET /tasks and GET /tasks/{task_id}, for candidates as for staff */
             organization_name?: string;
@@ -2884,6 +3199,11 @@ export interface components {
                 /** @enum {string|null} */
                 framework: "node-test" | "jest" | "vitest" | "mocha" | "ava" | "tape" | "uvu" | "pytest" | null;
                 install_command: string[] | null;
+                /**
+                 * @description The same as the task's live_sessions
+                 * @default false
+                 */
+                live_sessions: boolean;
                 /**
                  * @description Why node_version is what it is when validation chose it: the tests could not start on the Node versions tried before it
                  * @default null
@@ -3047,6 +3367,8 @@ export interface components {
                 title: string | null;
                 url: string;
             };
+            /** @description Whether staff of the organization may join started attempts live (docs/api.md, "Live sessions"); off by default */
+            live_sessions: boolean;
             organization_id: string;
             published_at: string | null;
             pull_request: {
@@ -4873,6 +5195,91 @@ export interface operations {
             };
         };
     };
+    get_GetSimilarity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempt's similarity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttemptSimilarity"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt's own candidate, or not interviewer or higher in its organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt is not submitted yet */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
     get_GetTimeline: {
         parameters: {
             query?: {
@@ -5293,6 +5700,567 @@ export interface operations {
             };
             /** @description No such attempt, or one the caller may not see */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetKeystrokes: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 1000, maximum 5000) */
+                limit?: number;
+                /** @description 1-based page number */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the recording */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempt_id: string;
+                        items: components["schemas"]["KeystrokeItem"][];
+                        markers: components["schemas"]["PlaybackMarker"][] | null;
+                        pagination: components["schemas"]["Pagination"];
+                        recording: components["schemas"]["KeystrokeRecording"];
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt's own candidate, or not interviewer or higher in its organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    post_PostKeystrokes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    edits: components["schemas"]["KeystrokeEdit"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Recorded, or not because the recording is capped */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        accepted: number;
+                        attempt_id: string;
+                        /** @description Bytes of change sets and snapshots recorded */
+                        bytes: number;
+                        cap: {
+                            bytes: number;
+                            edits: number;
+                        };
+                        /** @description Edits recorded */
+                        edits: number;
+                        /**
+                         * @description capped: the attempt's recording reached its cap and stores nothing more; stop sending
+                         * @enum {string}
+                         */
+                        recording: "on" | "capped";
+                    };
+                };
+            };
+            /** @description The body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt is not started, or is locked (submitted) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is over its limit, or a file is too large to edit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Content-Type is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_GetLiveSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live session */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveSession"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_ListLiveNotes: {
+        parameters: {
+            query?: {
+                /** @description Items per page (default 100, maximum 500) */
+                limit?: number;
+                /** @description 1-based page number */
+                page?: number;
+            };
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["LiveNote"][];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Role too low, or not a member of the organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Rate limited; retry after the Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    get_JoinLiveSession: {
+        parameters: {
+            query?: {
+                /** @description Browser ticket instead of the Authorization header */
+                ticket?: string;
+            };
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live sessions are off for the attempt's task */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt has not been started */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Not a WebSocket upgrade request */
+            426: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many live sockets on this attempt, or rate limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server error; report the error_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerError"];
+                };
+            };
+        };
+    };
+    post_CreateLiveTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                attempt_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The socket address and its ticket */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveTicket"];
+                };
+            };
+            /** @description Missing, expired or invalid credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Live sessions are off for the attempt's task */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such attempt, or one the caller may not see */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The attempt has not been started */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9383,6 +10351,8 @@ export interface operations {
                     /** @description Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default */
                     ai_assistance?: boolean;
                     description?: string;
+                    /** @description Whether staff of the organization may join started attempts live (docs/api.md, "Live sessions"); off by default */
+                    live_sessions?: boolean;
                     /** @description Each part given replaces the default made from the issue or pull request; null returns both parts to the default */
                     statement?: {
                         /** @description Markdown */
@@ -9873,6 +10843,8 @@ export interface operations {
                     /** @description Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default */
                     ai_assistance?: boolean;
                     description?: string;
+                    /** @description Whether staff of the organization may join started attempts live (docs/api.md, "Live sessions"); off by default */
+                    live_sessions?: boolean;
                     /** @description Each part given replaces the default made from the issue or pull request; null returns both parts to the default */
                     statement?: {
                         /** @description Markdown */

@@ -17,6 +17,8 @@ const SUITES: Record<string, () => Promise<{ default: (emit: Emit, args: string[
   notifications: () => import("./notifications"),
   web: () => import("./web"),
   load: () => import("./load"),
+  live: () => import("./live"),
+  playback: () => import("./live-playback"),
 };
 
 if (process.argv[2] === "compare") {

@@ -11,3 +11,4 @@ export * from "./schema/telemetry.table";
 export * from "./schema/executions.table";
 export * from "./schema/ai-chat.table";
 export * from "./schema/billing.table";
+export * from "./schema/similarity.table";

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, inArray, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import { roleIn, type MembershipSource, type Viewer } from "../domain/roles";
+import { NO_SETTINGS } from "../domain/task-settings";
 import { taskAudience, type TaskAudience, type TaskStatus } from "../domain/tasks";
 import { staffOrganization } from "./accounts.queries";
 import type { Database } from "./client";
@@ -146,12 +147,17 @@ export type TaskEdit = Partial<
     NewTask,
     "statementTitle" | "statementBody" | "title" | "description" | "tags" | "timeLimitMinutes" | "visibility" | "aiAssistance"
   >
->;
+> & { liveSessions?: boolean };
 
-export async function editTask(db: Database, taskId: string, edit: TaskEdit): Promise<TaskRow | undefined> {
+export async function editTask(db: Database, taskId: string, { liveSessions, ...edit }: TaskEdit): Promise<TaskRow | undefined> {
+  // The setting lives in the settings JSON beside the import's; set in place, so the import's fields stay as stored.
+  const settings =
+    liveSessions === undefined
+      ? {}
+      : { settings: sql`json_set(coalesce(${tasks.settings}, ${JSON.stringify(NO_SETTINGS)}), '$.live_sessions', json(${liveSessions ? "true" : "false"}))` };
   return db
     .update(tasks)
-    .set({ ...edit, updatedAt: new Date().toISOString() })
+    .set({ ...edit, ...settings, updatedAt: new Date().toISOString() })
     .where(eq(tasks.id, taskId))
     .returning()
     .get();

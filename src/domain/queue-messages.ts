@@ -25,6 +25,11 @@ export interface ScoringMessage {
   rescore?: boolean;
 }
 
+/** `similarity`: a submitted attempt to compare with its task's upstream solution and its peers (docs/scoring.md, "Similarity"). */
+export interface SimilarityMessage {
+  attempt_id: string;
+}
+
 /** `email`: an invitation's e-mail with the raw token of its link, which only the e-mail may carry on. */
 export type EmailQueueMessage = { type: "invitation"; invitation_id: string; token: string };
 

@@ -4,7 +4,9 @@ export type RateScope = "burst" | "general" | "auth" | "upload";
  * Rate-limit scopes of the spec's section 8, per client IP. Every request counts against
  * the burst limit; API requests also against the general one; the routes below also against
  * their scope. PATCH .../changes (the IDE's save) is deliberately not an upload, so an IDE
- * saving at a normal pace only meets the general and burst limits. docs/limits.md lists them.
+ * saving at a normal pace only meets the general and burst limits; POST .../keystrokes (the
+ * editor's recording, a batch every 2 s of typing) likewise, like the saves it goes with.
+ * docs/limits.md lists them.
  */
 const AUTH_ROUTES: RegExp[] = [
   /^POST \/api\/v1\/attempts\/[^/]+\/ide-session$/,

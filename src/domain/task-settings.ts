@@ -18,6 +18,12 @@ export interface TaskSettings {
    * versions before it (docs/tasks-from-prs.md, "Node versions"). Null when stated or detected.
    */
   node_reason: string | null;
+  /**
+   * Whether staff of the task's organization may join its started attempts live (docs/api.md,
+   * "Live sessions"). Off by default; not an import setting, but kept with them in the task's
+   * settings, and changed with PATCH /tasks/{task_id}.
+   */
+  live_sessions: boolean;
 }
 
 export const NO_SETTINGS: TaskSettings = {
@@ -28,7 +34,13 @@ export const NO_SETTINGS: TaskSettings = {
   node_version: null,
   python_version: null,
   node_reason: null,
+  live_sessions: false,
 };
+
+/** Whether the task's attempts may have live sessions; tasks stored before the setting existed have none. */
+export function liveSessionsOn(settings: Partial<TaskSettings> | null): boolean {
+  return settings?.live_sessions === true;
+}
 
 /** The install and runtime every runner job of the task carries. */
 export function jobRuntime(settings: TaskSettings | null): JobRuntime {

@@ -90,7 +90,11 @@ export async function startExecution(env: Env, start: ExecutionStart): Promise<O
   const summary = await object.init({ id, timeoutSeconds: start.timeoutSeconds, connectNonce: nonce });
   const body = await runnerBody(env, { id, nonce, start, task, files, nowMs });
   const dispatch = await postRunnerExecution(env, JSON.stringify(body));
-  if (dispatch.verdict === "accepted") return accept({ dispatched: true, execution: { row, summary } });
+  if (dispatch.verdict === "accepted") {
+    // The live session's staff watch it: their clients open its socket (docs/api.md, "Live sessions").
+    if (start.attempt) await attemptObject(env, start.attempt.id).announceExecution(id);
+    return accept({ dispatched: true, execution: { row, summary } });
+  }
   log("warn", "execution_dispatch_failed", { execution_id: id, detail: dispatch.detail });
   const problem = `No sandbox runner took the execution (${dispatch.detail}); try again shortly`;
   await object.abandon(problem);

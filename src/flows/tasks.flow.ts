@@ -44,6 +44,7 @@ export interface TaskFieldsEdit {
   timeLimitMinutes?: number | null;
   visibility?: TaskVisibility;
   aiAssistance?: boolean;
+  liveSessions?: boolean;
 }
 
 function storedEdit(edit: TaskFieldsEdit): TaskEdit {
@@ -58,6 +59,7 @@ function storedEdit(edit: TaskFieldsEdit): TaskEdit {
     ...(edit.timeLimitMinutes !== undefined && { timeLimitMinutes: edit.timeLimitMinutes }),
     ...(edit.visibility !== undefined && { visibility: edit.visibility }),
     ...(edit.aiAssistance !== undefined && { aiAssistance: edit.aiAssistance }),
+    ...(edit.liveSessions !== undefined && { liveSessions: edit.liveSessions }),
   };
 }
 

@@ -10,7 +10,12 @@ import { HttpError } from "./errors";
 
 /** An attempt the caller may see, and as whom; 404 otherwise, so an attempt's existence does not leak. */
 export async function visibleAttempt(db: Database, caller: Caller, attemptId: string) {
-  const found = await findVisibleAttempt(db, caller.viewer, attemptId);
+  return visibleAttemptTo(db, caller.viewer, attemptId);
+}
+
+/** As visibleAttempt, for a viewer without a session: a socket's browser ticket names only who minted it. */
+export async function visibleAttemptTo(db: Database, viewer: Viewer, attemptId: string) {
+  const found = await findVisibleAttempt(db, viewer, attemptId);
   if (!found) throw HttpError.notFound(`Attempt ${attemptId} not found`);
   return found;
 }

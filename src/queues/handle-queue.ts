@@ -3,6 +3,7 @@ import { consumeEmail, consumeEmailDeadLetters, EMAIL_DEAD_LETTERS, EMAIL_QUEUE 
 import { consumeNotificationDeadLetters, consumeNotifications, NOTIFICATION_DEAD_LETTERS, NOTIFICATION_QUEUE } from "./notifications.consumer";
 import { consumeRunnerJobDeadLetters, consumeRunnerJobs, RUNNER_JOBS_DEAD_LETTERS, RUNNER_JOBS_QUEUE } from "./runner-jobs.consumer";
 import { consumeScoring, consumeScoringDeadLetters, SCORING_DEAD_LETTERS, SCORING_QUEUE } from "./scoring.consumer";
+import { consumeSimilarity, consumeSimilarityDeadLetters, SIMILARITY_DEAD_LETTERS, SIMILARITY_QUEUE } from "./similarity.consumer";
 import { consumeTaskImportDeadLetters, consumeTaskImports, TASK_IMPORT_DEAD_LETTERS, TASK_IMPORT_QUEUE } from "./task-import.consumer";
 import { consumeTelemetry, consumeTelemetryDeadLetters, TELEMETRY_DEAD_LETTERS, TELEMETRY_QUEUE } from "./telemetry.consumer";
 
@@ -16,6 +17,8 @@ const consumers: Record<string, Consumer> = {
   [RUNNER_JOBS_DEAD_LETTERS]: consumeRunnerJobDeadLetters,
   [SCORING_QUEUE]: consumeScoring,
   [SCORING_DEAD_LETTERS]: consumeScoringDeadLetters,
+  [SIMILARITY_QUEUE]: consumeSimilarity,
+  [SIMILARITY_DEAD_LETTERS]: consumeSimilarityDeadLetters,
   [TASK_IMPORT_QUEUE]: consumeTaskImports,
   [TASK_IMPORT_DEAD_LETTERS]: consumeTaskImportDeadLetters,
   [EMAIL_QUEUE]: consumeEmail,

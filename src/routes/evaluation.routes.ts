@@ -117,7 +117,7 @@ const forbiddenForCandidate = jsonResponse("The attempt's own candidate, or not 
  * An attempt whose evaluation the caller may read: 404 when they cannot see it (as every
  * route on an attempt), 403 for its own candidate and for anyone below interviewer there.
  */
-async function evaluatedAttempt(db: SessionContext["db"], caller: Caller, attemptId: string) {
+export async function evaluatedAttempt(db: SessionContext["db"], caller: Caller, attemptId: string) {
   const { attempt, audience } = await visibleAttempt(db, caller, attemptId);
   if (audience === "candidate") {
     throw HttpError.forbidden(`The evaluation of attempt ${attemptId} is for its organization's staff, not its candidate`);

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { taskStatement } from "../domain/statement";
 import { DRAFT_STATUSES, draftStatus } from "../domain/task-drafts";
+import { liveSessionsOn } from "../domain/task-settings";
 import { DEFAULT_AI_ASSISTANCE, DEFAULT_TIME_LIMIT_MINUTES, TASK_VISIBILITIES } from "../domain/tasks";
 import { createDraft, draftListing, editDraft, revalidateDraft } from "../flows/task-drafts.flow";
 import { readIssueUrl, readPullRequestUrl, type TaskRow } from "../flows/tasks.flow";
@@ -10,7 +11,7 @@ import { unwrap } from "../http/unwrap";
 import { pageEnvelope, paginate, paginationQuery } from "../http/paging";
 import { visibleDraft } from "../http/visibility";
 import { OrgIdParam } from "./params";
-import { AiAssistance, StatementSchema, taskFieldsEdit, TaskFieldsPatch, Tags, TimeLimit } from "./task-fields";
+import { AiAssistance, LiveSessions, StatementSchema, taskFieldsEdit, TaskFieldsPatch, Tags, TimeLimit } from "./task-fields";
 import type { RouteTable } from "./table";
 
 const DraftIdParam = z.object({ draft_id: z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, "not a draft id") });
@@ -33,6 +34,7 @@ export const DraftSchema = z
     visibility: z.enum(TASK_VISIBILITIES),
     time_limit_minutes: z.number().int().nullable(),
     ai_assistance: AiAssistance,
+    live_sessions: LiveSessions,
     issue: z.object({ url: z.string(), number: z.number().int(), title: z.string().nullable(), body: z.string().nullable() }),
     pull_request: z.object({
       url: z.string(),
@@ -72,6 +74,7 @@ export function draftView(d: TaskRow): z.infer<typeof DraftSchema> {
     visibility: d.visibility,
     time_limit_minutes: d.timeLimitMinutes,
     ai_assistance: d.aiAssistance,
+    live_sessions: liveSessionsOn(d.settings),
     issue: { url: d.issueUrl ?? "", number: d.issueNumber ?? 0, title: d.issueTitle, body: d.issueBody },
     pull_request: { url: d.prUrl, number: d.prNumber, title: d.prTitle, base_commit: d.baseSha, head_commit: d.headSha },
     validation: {

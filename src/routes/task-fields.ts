@@ -2,7 +2,7 @@ import { z } from "zod";
 import { TEST_FRAMEWORKS } from "../domain/runner-jobs";
 import { STATEMENT_LIMITS, taskStatement } from "../domain/statement";
 import { TASK_ORIGINS, TASK_STATUSES, TASK_VISIBILITIES, type TaskAudience } from "../domain/tasks";
-import { NO_SETTINGS } from "../domain/task-settings";
+import { liveSessionsOn, NO_SETTINGS } from "../domain/task-settings";
 import type { TaskFieldsEdit, TaskReading, TaskRow } from "../flows/tasks.flow";
 import { RepoPath } from "./params";
 
@@ -18,6 +18,10 @@ export const TimeLimit = z.number().int().min(5).max(1440).nullable().describe("
 export const AiAssistance = z
   .boolean()
   .describe("Whether candidates may use AI chat in their attempts (POST /attempts/{attempt_id}/ai-chat/messages); off by default");
+
+export const LiveSessions = z
+  .boolean()
+  .describe("Whether staff of the organization may join started attempts live (docs/api.md, \"Live sessions\"); off by default");
 
 export const StatementSchema = z
   .object({
@@ -47,6 +51,7 @@ export const TaskFieldsPatch = z
     time_limit_minutes: TimeLimit.optional(),
     visibility: z.enum(TASK_VISIBILITIES).optional(),
     ai_assistance: AiAssistance.optional(),
+    live_sessions: LiveSessions.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "give at least one field to change" });
 
@@ -60,6 +65,7 @@ export function taskFieldsEdit(body: z.infer<typeof TaskFieldsPatch>): TaskField
     timeLimitMinutes: body.time_limit_minutes,
     visibility: body.visibility,
     aiAssistance: body.ai_assistance,
+    liveSessions: body.live_sessions,
   };
 }
 
@@ -106,6 +112,7 @@ export const TaskSettingsSchema = z
       .nullable()
       .default(null)
       .describe("Why node_version is what it is when validation chose it: the tests could not start on the Node versions tried before it"),
+    live_sessions: z.boolean().default(false).describe("The same as the task's live_sessions"),
   })
   .meta({ id: "TaskSettings" });
 
@@ -126,6 +133,7 @@ export const TaskSchema = z
     test_command: z.array(z.string()).nullable(),
     time_limit_minutes: z.number().int().nullable(),
     ai_assistance: AiAssistance,
+    live_sessions: LiveSessions,
     created_at: z.string(),
     updated_at: z.string(),
     ready_at: z.string().nullable(),
@@ -206,6 +214,7 @@ export function taskView(task: TaskRow, audience: Exclude<TaskAudience, "none">,
     test_command: task.testCommand,
     time_limit_minutes: task.timeLimitMinutes,
     ai_assistance: task.aiAssistance,
+    live_sessions: liveSessionsOn(task.settings),
     created_at: task.createdAt,
     updated_at: task.updatedAt,
     ready_at: task.readyAt,

@@ -60,7 +60,7 @@ describe("stated settings on import", () => {
       expect(await specOf(id)).toMatchObject({ test: { framework: "jest", files: ["test/slugify.test.js"] }, runtime: { node: "20" } });
     }
     const view = (await (await call(`/api/v1/tasks/${task.id}`, { token })).json()) as Record<string, unknown>;
-    expect(view.settings).toEqual({ ...SETTINGS, python_version: null, node_reason: null });
+    expect(view.settings).toEqual({ ...SETTINGS, python_version: null, node_reason: null, live_sessions: false });
   });
 
   it.each([

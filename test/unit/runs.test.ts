@@ -93,7 +93,7 @@ describe("what a run includes", () => {
       environmentSha256: "b".repeat(64),
       testFramework: "jest",
       testCommand: ["npx", "jest"],
-      settings: { install_command: null, test_command: null, framework: null, test_paths: null, node_version: "20", python_version: null, node_reason: null },
+      settings: { install_command: null, test_command: null, framework: null, test_paths: null, node_version: "20", python_version: null, node_reason: null, live_sessions: false },
     });
     const files = [{ path: "src/a.js", content_b64: "eA==" }];
     const run = { id: "run_1", attempt_id: "att_1", timeout_seconds: 30 };

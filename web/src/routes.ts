@@ -28,6 +28,7 @@ export const ROUTES: PageRoute[] = [
   { pattern: "/console/drafts/:draftId", title: "Task draft", auth: "session", staff: true, load: () => import("./interviewer/draft-page").then((m) => m.DraftPage) },
   { pattern: "/console/templates", title: "Templates", auth: "session", staff: true, load: () => import("./interviewer/templates-page").then((m) => m.TemplatesPage) },
   { pattern: "/console/attempts/:attemptId/report", title: "Score report", auth: "session", staff: true, load: () => import("./interviewer/report-page").then((m) => m.ReportPage) },
+  { pattern: "/console/attempts/:attemptId/live", title: "Live session", auth: "session", staff: true, load: () => import("./live/live-page").then((m) => m.LivePage) },
   { pattern: "/console/attempts/:attemptId/replay", title: "Replay", auth: "session", staff: true, load: () => import("./interviewer/replay-page").then((m) => m.ReplayPage) },
   { pattern: "/console/analytics", title: "Analytics", auth: "session", staff: true, load: () => import("./interviewer/analytics-page").then((m) => m.AnalyticsPage) },
 ];

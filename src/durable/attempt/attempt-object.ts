@@ -6,12 +6,40 @@ import { deadlineFor, isOverdue, stateRefusal, type AttemptRecord, type Submissi
 import { accept, refuse, type Outcome } from "../../domain/outcome";
 import type { SavedFileLookup, SaveEntry, SaveGroup } from "../../domain/evaluation";
 import { IDE_SESSION_LIMITS, ideTokenProblem, isActive } from "../../domain/ide-sessions";
+import { KEYSTROKE_LIMITS, type KeystrokeEdit, type KeystrokeItem, type RecordingState } from "../../domain/keystrokes";
 import { planOverlay, type OverlayEntry } from "../../domain/overlay";
 import { runFiles, type EndedRun, type RunOutcome } from "../../domain/runs";
 import type { OverlayFile } from "../../domain/runner-jobs";
+import { PING, PONG, type LiveNote, type LiveParticipant } from "../../../protocol/socket-messages";
 import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
 import { reserveChatTurn } from "./attempt-ai-chat";
+import {
+  announceReadOnly,
+  broadcastLive,
+  closeLiveSocket,
+  hasLiveDocument,
+  isLiveSocket,
+  LIVE_SCHEMA,
+  liveNoteCount,
+  liveParticipants,
+  liveRunMessage,
+  liveSaveDue,
+  LiveSession,
+  readLiveNotes,
+  type LiveHost,
+  type LiveSnapshot,
+} from "./attempt-live";
+import {
+  KEYSTROKE_SCHEMA,
+  keystrokeItemCount,
+  readKeystrokeItems,
+  readPastes,
+  recordedLengths,
+  recordingState,
+  recordKeystrokeEdits,
+  type KeystrokesRecorded,
+} from "./attempt-keystrokes";
 import { deleteRun, endedRun, finishQueuedRun, readStoredRun, reserveRun, sweepDueRuns } from "./attempt-runs";
 import { readSavedFile, readSaveEntries, readSaveGroups, recordSaves, saveHistorySize, type SaveBound } from "./attempt-saves";
 import {
@@ -62,10 +90,17 @@ export abstract class AttemptObject extends DurableObject<Env> {
   private syncing: Promise<void> = Promise.resolve();
   /** The runner-job lifecycle, which its run sweep calls; the class the Worker exports (src/index.ts) gives it. */
   protected abstract readonly runnerJobs: RunSweepJobs;
+  /** How a live session reads the task's snapshot (a flow's), which the class the Worker exports gives it. */
+  protected abstract readonly liveSnapshot: LiveSnapshot;
+  private liveSession: LiveSession | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(SCHEMA);
+    ctx.storage.sql.exec(KEYSTROKE_SCHEMA);
+    ctx.storage.sql.exec(LIVE_SCHEMA);
+    // The live sockets' keep-alive, answered without waking the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING, PONG));
   }
 
   /** `oneSubmission`: whether the candidate's attempts on the task are bounded (docs/api.md, "Retakes"). */
@@ -130,6 +165,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
    * saved overlay in the step that locks the attempt; null submits the overlay as saved.
    */
   async submit(actor: AttemptActor, payload: SubmissionPayload, diffFiles: StagedChange[] | null): Promise<Outcome<AttemptRecord>> {
+    await this.saveLiveEdits();
     const autoSubmitted = this.autoSubmitIfOverdue(Date.now());
     const outcome = this.submitNow(actor, payload, diffFiles);
     if (autoSubmitted || outcome.ok) await this.syncOutside();
@@ -139,6 +175,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
   async applyChanges(changes: StagedChange[]): Promise<Outcome<OverlaySaved>> {
     const autoSubmitted = this.autoSubmitIfOverdue(Date.now());
     const outcome = this.applyNow(changes);
+    if (outcome.ok && hasLiveDocument(this.sql)) this.live.savedElsewhere(changes);
     if (autoSubmitted) await this.syncOutside();
     return outcome;
   }
@@ -187,6 +224,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
    * looks the run up by. A run whose job is never queued is ended by its sweep.
    */
   async reserveRun(init: NewRun): Promise<Outcome<ReservedRun>> {
+    await this.saveLiveEdits();
     const now = Date.now();
     const autoSubmitted = this.autoSubmitIfOverdue(now);
     const reserved = reserveRun(this.sql, now, init);
@@ -199,6 +237,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
       deleteRun(this.sql, init.id);
       throw e;
     }
+    broadcastLive(this.ctx, liveRunMessage(reserved.value.record));
     return reserved;
   }
 
@@ -207,6 +246,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
    * while the attempt is in progress; an overdue attempt is submitted first and refuses.
    */
   async executionFiles(): Promise<Outcome<OverlayFile[]>> {
+    await this.saveLiveEdits();
     if (this.autoSubmitIfOverdue(Date.now())) await this.syncOutside();
     const refusal = stateRefusal("execute", currentAttempt(this.sql));
     if (refusal) return { ok: false, refusal };
@@ -245,7 +285,11 @@ export abstract class AttemptObject extends DurableObject<Env> {
    * after submission too. Returns the run once it has ended, by this call or an earlier one.
    */
   async finishRun(runId: string, jobId: string, outcome: RunOutcome): Promise<EndedRun | null> {
-    if (finishQueuedRun(this.sql, runId, jobId, outcome)) await this.syncOutside();
+    if (finishQueuedRun(this.sql, runId, jobId, outcome)) {
+      const run = readStoredRun(this.sql, runId);
+      if (run) broadcastLive(this.ctx, liveRunMessage(run.record));
+      await this.syncOutside();
+    }
     return endedRun(this.sql, runId);
   }
 
@@ -291,6 +335,34 @@ export abstract class AttemptObject extends DurableObject<Env> {
     return readSavedFile(this.sql, save, path);
   }
 
+  /**
+   * Records a batch of the editor's edits (docs/api.md, "Keystroke recording") while the attempt
+   * is in progress; `bases` holds the text of each file it names that the recording does not
+   * have yet (keystrokeFiles). An overdue attempt is submitted first and refuses.
+   */
+  async recordKeystrokes(edits: KeystrokeEdit[], bases: Record<string, string>): Promise<Outcome<KeystrokesRecorded>> {
+    const autoSubmitted = this.autoSubmitIfOverdue(Date.now());
+    const refusal = stateRefusal("change", currentAttempt(this.sql));
+    const outcome: Outcome<KeystrokesRecorded> = refusal ? { ok: false, refusal } : recordKeystrokeEdits(this.ctx.storage, edits, bases);
+    if (autoSubmitted) await this.syncOutside();
+    return outcome;
+  }
+
+  /** The length of each of `paths` the keystroke recording has a text of. */
+  async keystrokeFiles(paths: string[]): Promise<Record<string, number>> {
+    return recordedLengths(this.sql, paths);
+  }
+
+  /** The keystroke recording's size and state, and its first pastes for the playback's markers. */
+  async keystrokeSummary(): Promise<RecordingState & { items: number; pastes: { seq: number; t: number; path: string }[] }> {
+    return { ...recordingState(this.sql), items: keystrokeItemCount(this.sql), pastes: readPastes(this.sql, KEYSTROKE_LIMITS.markers) };
+  }
+
+  /** A page of the keystroke recording, in recording order. */
+  async keystrokeItems(limit: number, offset: number): Promise<KeystrokeItem[]> {
+    return readKeystrokeItems(this.sql, limit, offset);
+  }
+
   /** Scoring finished: SUBMITTED → SCORED with the report's id; a re-score moves score_id on. */
   async markScored(scoreId: string): Promise<AttemptRecord> {
     const row = readAttempt(this.sql);
@@ -300,15 +372,80 @@ export abstract class AttemptObject extends DurableObject<Env> {
     return currentAttempt(this.sql);
   }
 
-  /** The deadline (auto-submit with the work saved so far), runs overdue for a result, and retries of a failed sync. */
+  /**
+   * Live edits due to be saved, the deadline (auto-submit with the work saved so far), runs
+   * overdue for a result, and retries of a failed sync.
+   */
   override async alarm(): Promise<void> {
+    const liveDue = liveSaveDue(this.sql);
+    if (liveDue !== null && liveDue <= Date.now()) await this.saveLiveEdits();
     this.autoSubmitIfOverdue(Date.now());
     await sweepDueRuns(this.env, this.sql, this.runnerJobs, Date.now());
     await this.syncOutside();
   }
 
+  /** A live execution of the attempt started: the live sessions' staff open its socket to watch. */
+  async announceExecution(executionId: string): Promise<void> {
+    broadcastLive(this.ctx, { type: "execution", execution_id: executionId });
+  }
+
+  /** Who is in the attempt's live session now. */
+  async livePresence(): Promise<LiveParticipant[]> {
+    return liveParticipants(this.ctx);
+  }
+
+  /** A page of the live session's staff notes, oldest first, and how many there are. */
+  async liveNotes(limit: number, offset: number): Promise<{ notes: LiveNote[]; total: number }> {
+    return { notes: readLiveNotes(this.sql, limit, offset), total: liveNoteCount(this.sql) };
+  }
+
+  /** The live session's socket (docs/api.md, "Live sessions"), handed over by the Worker with who the caller is. */
+  override async fetch(request: Request): Promise<Response> {
+    return this.live.accept(request);
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (isLiveSocket(this.ctx, ws)) await this.live.message(ws, message);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
+    if (isLiveSocket(this.ctx, ws)) this.live.closed(ws);
+    closeLiveSocket(ws, code, reason);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    if (isLiveSocket(this.ctx, ws)) this.live.closed(ws);
+  }
+
   private get sql(): SqlStorage {
     return this.ctx.storage.sql;
+  }
+
+  /** The live session's document, loaded from storage on first use after the object woke. */
+  private get live(): LiveSession {
+    this.liveSession ??= new LiveSession(this.ctx, this.liveHost());
+    return this.liveSession;
+  }
+
+  private liveHost(): LiveHost {
+    return {
+      state: async () => {
+        const row = readAttempt(this.sql);
+        if (row && isOverdue(toRecord(row), Date.now())) {
+          await this.saveLiveEdits();
+          if (this.autoSubmitIfOverdue(Date.now())) await this.syncOutside();
+        }
+        const { id, status } = currentAttempt(this.sql);
+        return { id, status };
+      },
+      save: (changes) => this.applyNow(changes),
+      snapshotFile: (path) => this.liveSnapshot.snapshotFile(this.env, currentAttempt(this.sql).task_id, path),
+    };
+  }
+
+  /** Saves what was typed live and is not saved yet, through the one save path; nothing to do without a live document. */
+  private async saveLiveEdits(): Promise<void> {
+    if (liveSaveDue(this.sql) !== null) await this.live.flush();
   }
 
   /** Brings D1, the scoring queue and the alarm up to the stored state, one sync after another. */
@@ -344,6 +481,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
       updateAttempt(this.sql, nowMs, { status: "SUBMITTED", submitted_at: iso(nowMs), auto_submitted: auto ? 1 : 0 });
       this.sql.exec("INSERT INTO submission (id, payload) VALUES (1, ?)", JSON.stringify(payload));
     });
+    announceReadOnly(this.ctx);
   }
 
   private submitNow(actor: AttemptActor, payload: SubmissionPayload, diffFiles: StagedChange[] | null): Outcome<true> {

@@ -5,6 +5,7 @@ import { summarizeSubmission } from "../../domain/attempts";
 import { overlayManifest } from "../../domain/overlay";
 import type { Env } from "../../env";
 import { log } from "../../lib/log";
+import { liveSaveDue } from "./attempt-live";
 import { currentAttempt, iso, readAttempt, readOverlay, readSubmissionPayload, toRecord, toRunRecord, type RunRow } from "./attempt-storage";
 import { sha256Hex } from "../../lib/digest";
 
@@ -14,8 +15,8 @@ export const RETRY_BY_ALARM_MS = 30_000;
 /**
  * Completes what a change owes the outside, each step at most once: the submission's
  * summary (with the frozen overlay's digest), the write-through to D1, the scoring message,
- * the runs' write-through. On failure the alarm tries again; the deadline alarm and the
- * runs' sweeps are kept either way.
+ * the runs' write-through. On failure the alarm tries again; the deadline alarm, the
+ * runs' sweeps and the live edits' save are kept either way.
  */
 export async function syncChangeOutside(env: Env, storage: DurableObjectStorage): Promise<void> {
   const sql = storage.sql;
@@ -35,6 +36,8 @@ export async function syncChangeOutside(env: Env, storage: DurableObjectStorage)
   if (failed) due.push(Date.now() + RETRY_BY_ALARM_MS);
   const sweep = sql.exec<{ at: number | null }>("SELECT min(sweep_at) AS at FROM runs WHERE status = 'queued'").one().at;
   if (sweep !== null) due.push(sweep);
+  const liveSave = liveSaveDue(sql);
+  if (liveSave !== null) due.push(liveSave);
   if (due.length > 0) await storage.setAlarm(Math.min(...due));
   else await storage.deleteAlarm();
 }

@@ -33,6 +33,8 @@ const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
 export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
   const work = await submittedWork(env, attemptId);
   await noticeSubmission(env, work.record);
+  // Every submission passes here, so its similarity is asked for here: beside scoring, never part of it.
+  if (!rescore) await env.SIMILARITY.send({ attempt_id: attemptId });
   const db = database(env.DB);
   const latest = await latestScore(db, attemptId);
   let scoreId: string;

@@ -13,6 +13,7 @@ const task: TaskFieldsSource = {
   time_limit_minutes: 90,
   visibility: "PRIVATE_ORG",
   ai_assistance: false,
+  live_sessions: false,
 };
 
 describe("task fields", () => {
@@ -25,6 +26,14 @@ describe("task fields", () => {
     expect(patchOf(initial, { ...initial, title: " New name ", tags: "js, sql,", timeLimit: "", visibility: "PUBLIC" })).toEqual({
       body: { title: "New name", tags: ["js", "sql"], time_limit_minutes: null, visibility: "PUBLIC" },
     });
+    expect(patchOf(initial, { ...initial, liveSessions: true })).toEqual({ body: { live_sessions: true } });
+  });
+
+  it("leaves live sessions off and unsent for a draft, which has no such setting", () => {
+    const { live_sessions: _none, ...draft } = task;
+    const initial = fieldsOf(draft);
+    expect(initial.liveSessions).toBe(false);
+    expect(patchOf(initial, { ...initial, aiAssistance: true })).toEqual({ body: { ai_assistance: true } });
   });
 
   it("refuses a time limit that is not whole minutes", () => {

@@ -20,6 +20,7 @@ function task(id: string, fields: Partial<Task> = {}): Task {
     test_command: null,
     time_limit_minutes: 90,
     ai_assistance: false,
+    live_sessions: false,
     created_at: "2026-01-01T00:00:00.000Z",
     updated_at: "2026-01-01T00:00:00.000Z",
     ready_at: null,

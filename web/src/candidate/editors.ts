@@ -49,6 +49,8 @@ export interface EditorsOptions {
   readOnly: boolean;
   onChange: (path: string, text: string) => void;
   activity?: EditorActivity;
+  /** The keystroke recording's extension for a file's editor state (keystroke-recorder.ts). */
+  recording?: (path: string) => Extension;
 }
 
 /** A short digest of copied text, to tell a paste of it from text copied elsewhere; the text is not kept. */
@@ -75,11 +77,14 @@ export class Editors {
     this.view = new EditorView({ parent, state: EditorState.create({ doc: "" }) });
   }
 
-  /** Shows `path`: its state as left, or a new one with `content`. */
-  show(path: string, content: string): void {
+  /**
+   * Shows `path`: its state as left, or a new one with `content`. `shared` binds a new state to a
+   * live session's text (live/live-session.ts), whose undo history then keeps this user's edits only.
+   */
+  show(path: string, content: string, shared?: Extension): void {
     if (this.current !== null) this.states.set(this.current, this.view.state);
     this.current = path;
-    this.view.setState(this.states.get(path) ?? this.create(path, content));
+    this.view.setState(this.states.get(path) ?? this.create(path, content, shared));
     // The moment the workspace is usable: `npm run bench -- web` measures the time to it.
     if (performance.getEntriesByName(INTERACTIVE_MARK).length === 0) performance.mark(INTERACTIVE_MARK);
   }
@@ -114,7 +119,7 @@ export class Editors {
     return [this.pack.support(path) ?? [], this.options.readOnly ? [] : this.pack.editing];
   }
 
-  private create(path: string, content: string): EditorState {
+  private create(path: string, content: string, shared?: Extension): EditorState {
     const extensions: Extension[] = [
       lineNumbers(),
       highlightActiveLineGutter(),
@@ -132,10 +137,10 @@ export class Editors {
     ];
     if (!this.options.readOnly) {
       extensions.push(
-        history(),
+        shared ?? history(),
         indentOnInput(),
         bracketMatching(),
-        keymap.of([...defaultKeymap, ...historyKeymap, indentWithTab]),
+        keymap.of([...defaultKeymap, ...(shared ? [] : historyKeymap), indentWithTab]),
         EditorView.updateListener.of((update) => {
           if (!update.docChanged) return;
           for (const tr of update.transactions) this.observe(tr);
@@ -145,6 +150,7 @@ export class Editors {
           copy: (_event, view) => this.copiedFrom(view),
           cut: (_event, view) => this.copiedFrom(view),
         }),
+        this.options.recording?.(path) ?? [],
       );
     } else extensions.push(keymap.of(defaultKeymap));
     return EditorState.create({ doc: content, extensions });

@@ -13,6 +13,7 @@ import { attemptTelemetry, type AttemptTelemetry } from "./attempt-telemetry";
 import { sessionBackend } from "./backend";
 import { ChatPanel } from "./chat-panel";
 import { Editors } from "./editors";
+import { attemptKeystrokes } from "./keystroke-recorder";
 import { base64ToText, textToBase64 } from "./encoding";
 import { FileTree, type FileEntry } from "./file-tree";
 import { pathProblem } from "./file-tree-model";
@@ -25,6 +26,8 @@ import { ScorePanel } from "./score-panel";
 import { SubmitDialog } from "./submit-dialog";
 import { TerminalPanel } from "./terminal-panel";
 import { TimeLeft } from "./time-left";
+import { LiveStatus } from "../live/live-status";
+import { useLiveSession } from "../live/use-live";
 
 export type Attempt = components["schemas"]["Attempt"];
 export type Task = components["schemas"]["Task"];
@@ -69,6 +72,9 @@ function usePhone(): boolean {
   }, []);
   return phone;
 }
+
+/** How long a run, a program or submitting waits for a dropped live session to take this browser's edits. */
+const LIVE_SYNC_WAIT_MS = 10_000;
 
 /** Focus to move once the page shows it: the editor (once it shows the open file), or an element by id. */
 const EDITOR = Symbol("editor");
@@ -137,6 +143,28 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
   /** Files the API knows as files of the attempt (telemetry may name only those). */
   const known = useRef(new Set<string>());
   const telemetry = useRef<AttemptTelemetry | null>(null);
+  const openedRef = useRef(opened);
+  openedRef.current = opened;
+  // A live session shares the files with staff; the server saves them from the shared document,
+  // so the editor's edits do not go through the queue meanwhile (docs/web-app.md, "Live sessions").
+  const live = useLiveSession(attemptId, task.live_sessions === true && !readOnly, (message) => {
+    if (message.type === "read_only") reload();
+    // What the session saved is changed in the tree, and a file the API knows (telemetry may name it).
+    else if (message.type === "saved") {
+      for (const path of message.paths) known.current.add(path);
+      setFiles((f) => (f ? applyChanges(f, message.paths.map((path): [string, Change] => [path, { op: "upsert", content: "" }])) : f));
+    }
+    // A file the session cannot open (binary, too large) says why where it would show; other refusals as a notice.
+    else if (message.type === "error") {
+      const loading = openedRef.current?.kind === "loading" ? openedRef.current.path : null;
+      if (loading) setOpened({ path: loading, kind: "unavailable", message: message.detail });
+      else setNotice(message.detail);
+    }
+  });
+  /** "off" (no session, or it was lost: the queue saves again), "loading" (its module or socket), "live". */
+  const liveMode = live.state === "off" || live.state === "lost" ? "off" : live.session ? "live" : "loading";
+  const liveRef = useRef(live.session);
+  liveRef.current = liveMode === "live" ? live.session : null;
 
   const queue = useMemo(
     () =>
@@ -234,7 +262,15 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
       const path = activeRef.current;
       return path ? { path, known: known.current.has(path) } : null;
     });
-    const created = new Editors(editorHost.current!, { readOnly, onChange: (path, text) => queue.edit(path, { op: "upsert", content: text }), activity });
+    const keystrokes = readOnly ? null : attemptKeystrokes(sessionBackend, attemptId);
+    const created = new Editors(editorHost.current!, {
+      readOnly,
+      onChange: (path, text) => {
+        if (!liveRef.current) queue.edit(path, { op: "upsert", content: text });
+      },
+      activity,
+      recording: keystrokes?.extension,
+    });
     editors.current = created;
     let alive = true;
     loadLanguage(task.language).then(
@@ -243,6 +279,7 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
     );
     return () => {
       alive = false;
+      keystrokes?.dispose();
       created.destroy();
       editors.current = null;
     };
@@ -260,8 +297,24 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
       setOpened({ path: active, kind: "ready" });
       if (known.current.has(active)) telemetry.current?.record({ kind: "file_opened", file_path: active });
     };
+    const session = liveRef.current;
     if (local?.op === "delete" || (!local && entry?.deleted)) setOpened({ path: active, kind: "deleted" });
-    else if (local?.op === "upsert") show(local.content);
+    else if (liveMode === "loading") setOpened({ path: active, kind: "loading" });
+    else if (session) {
+      setOpened({ path: active, kind: "loading" });
+      session.showing(active);
+      // Once a new file's save has landed: the server seeds the shared text from the saved files.
+      void queue
+        .flush()
+        .then(() => session.bind(active))
+        .then(({ text, extension }) => {
+          if (!alive) return;
+          editor.forget(active);
+          editor.show(active, text, extension);
+          setOpened({ path: active, kind: "ready" });
+          if (known.current.has(active)) telemetry.current?.record({ kind: "file_opened", file_path: active });
+        });
+    } else if (local?.op === "upsert") show(local.content);
     else if (editor.text(active) !== undefined) show(editor.text(active)!);
     else {
       setOpened({ path: active, kind: "loading" });
@@ -278,7 +331,7 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
     return () => {
       alive = false;
     };
-  }, [active]);
+  }, [active, liveMode]);
 
   // Runs in the render that shows what is to be focused, before the next key press arrives, so no
   // typed key falls to the page's body.
@@ -318,9 +371,12 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
     setNewFile(null);
     setActive(path);
     // Shown at once (the effect on `active` comes after the paint, and does not run again for the
-    // same path), and focused in the same render: the keys typed next go into the new file.
-    editors.current?.show(path, "");
-    setOpened({ path, kind: "ready" });
+    // same path), and focused in the same render: the keys typed next go into the new file. A live
+    // session's file is shown by that effect, once bound to its shared text.
+    if (!liveRef.current) {
+      editors.current?.show(path, "");
+      setOpened({ path, kind: "ready" });
+    }
     if (phone) setPane("editor");
     pendingFocus.current = EDITOR;
   }
@@ -344,9 +400,10 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
 
   /** Saves everything; an error in words when something could not be saved, else null. */
   async function saveAll(): Promise<string | null> {
-    if (await queue.flush()) return null;
-    const words = saveWords(queue.snapshot()).text;
-    return `your latest changes are not saved yet (${words}).`;
+    if (!(await queue.flush())) return `your latest changes are not saved yet (${saveWords(queue.snapshot()).text}).`;
+    // The server saves the shared files before a run, a program or a submit: it needs only to have the edits.
+    if (liveRef.current && !(await liveRef.current.connection.whenSynced(LIVE_SYNC_WAIT_MS))) return "your latest edits have not reached the live session yet (reconnecting).";
+    return null;
   }
 
   async function submit(explanation: string) {
@@ -454,6 +511,7 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
             {!save.stored && " (this browser could not keep a copy)"}
           </p>
         )}
+        {live.session && <LiveStatus view={live} />}
         {!readOnly && (
           <button type="button" class="submit-button" onClick={() => setSubmitOpen(true)}>
             Submit…
@@ -530,7 +588,9 @@ export function Workspace({ attempt, task, listed, scoreReport, onAttempt, reloa
               prepare={async () => {
                 const problem = await saveAll();
                 if (problem) throw new Error(`Not run: ${problem}`);
-                return filesRef.current.filter((f) => f.changed).map((f) => f.path);
+                // The live session's edits are saved by the server as the run starts: they are part of it.
+                const changed = filesRef.current.filter((f) => f.changed).map((f) => f.path);
+                return [...new Set([...changed, ...(liveRef.current?.editedPaths() ?? [])])];
               }}
               onStarted={(runId) => telemetry.current?.record({ kind: "run_clicked", run_id: runId })}
             />

@@ -10,6 +10,7 @@ import { describe } from "../lib/errors";
 import type { PageProps } from "../lib/page";
 import { runOutcomeText } from "../lib/run-words";
 import { formatDateTime, plural } from "./format";
+import { KeystrokePlayback } from "./keystroke-playback-panel";
 import {
   changesAt,
   decodeContent,
@@ -157,6 +158,7 @@ export function ReplayPage({ params }: PageProps) {
   return (
     <>
       {heading}
+      <KeystrokePlayback attemptId={attemptId} />
       {saves.error && <ErrorBox message={`The save history could not be loaded: ${saves.error}`} onRetry={saves.reload} />}
       {saves.data && saves.data.dropped > 0 && (
         <p class="muted">The history keeps the latest saves only: {plural(saves.data.dropped, "older entry", "older entries")} were dropped.</p>

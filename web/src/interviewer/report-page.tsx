@@ -4,7 +4,8 @@
 // their lines) and, once submitted, GET .../evaluation/review/diff (the submission's changes against the
 // task's version, file by file, drawn by ./diff-view, loaded only here). Before scoring has finished the
 // review says why there is no report; the page shows that and waits for score_report.ready (polling
-// while it scores).
+// while it scores). Once submitted, the similarity evidence (./similarity-section) is read when its
+// section is opened.
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { components } from "../../../client/src/index";
@@ -20,7 +21,9 @@ import { shapeOf } from "./evidence";
 import { formatDateTime, humanize } from "./format";
 import { StatusBadge, TestIds } from "./parts";
 import { lineSummary, numberedLines, reviewFlagGroups, type ReviewFlag } from "./review-flags";
+import { SimilaritySection } from "./similarity-section";
 import { useWatched, type WatchMode } from "./use-watched";
+import { LiveNotesSection } from "../live/live-notes";
 
 type Review = components["schemas"]["AttemptReview"];
 type Attempt = Review["attempt"];
@@ -89,6 +92,8 @@ export function ReportPage({ params }: PageProps) {
         </section>
       )}
       {attempt.submitted_at && <SubmissionDiff attemptId={attempt.id} scoreId={report?.score_id ?? null} />}
+      {attempt.submitted_at && <SimilaritySection attemptId={attempt.id} />}
+      {attempt.started_at && <LiveNotesSection attemptId={attempt.id} />}
     </>
   );
 }

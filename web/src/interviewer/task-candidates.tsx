@@ -50,7 +50,7 @@ export function TaskCandidates({ task }: { task: Task }) {
         <Empty>No one is invited to this task yet, and no one has an attempt on it.</Empty>
       ) : (
         <>
-          <CandidateTable items={candidates.data.items} onChanged={candidates.reload} />
+          <CandidateTable items={candidates.data.items} onChanged={candidates.reload} live={task.live_sessions === true} />
           <Pager pagination={candidates.data.pagination} onPage={setPage} label="Candidates" />
         </>
       )}
@@ -99,7 +99,8 @@ function InviteForm({ taskId, onInvited }: { taskId: string; onInvited: () => vo
 /** The candidate as the API knows them: their e-mail address, else their user id. */
 const nameOf = (c: Candidate) => c.candidate.email ?? c.candidate.id ?? "unknown";
 
-function CandidateTable({ items, onChanged }: { items: Candidate[]; onChanged: () => void }) {
+/** `live`: the task lets staff join a started attempt live (docs/web-app.md, "Live sessions"). */
+function CandidateTable({ items, onChanged, live }: { items: Candidate[]; onChanged: () => void; live: boolean }) {
   const [busy, setBusy] = useState<string>();
   const [error, setError] = useState<string>();
   const [outcome, setOutcome] = useState<string>();
@@ -189,6 +190,11 @@ function CandidateTable({ items, onChanged }: { items: Candidate[]; onChanged: (
                     {a?.started_at && (
                       <a href={`/console/attempts/${encodeURIComponent(a.id)}/replay`} aria-label={`Replay: ${who}`}>
                         Replay
+                      </a>
+                    )}
+                    {live && a?.status === "IN_PROGRESS" && (
+                      <a href={`/console/attempts/${encodeURIComponent(a.id)}/live`} aria-label={`Join live: ${who}`}>
+                        Join live
                       </a>
                     )}
                     {i && reopenable && (

@@ -127,6 +127,12 @@ export function TaskFieldsForm({ source, onSave, id }: Props) {
           <input id={`${id}-ai`} type="checkbox" checked={edited.aiAssistance} onChange={(e) => set("aiAssistance", e.currentTarget.checked)} />
           <label for={`${id}-ai`}>Candidates may use the AI assistant</label>
         </div>
+        {source.live_sessions !== undefined && (
+          <div class="check">
+            <input id={`${id}-live`} type="checkbox" checked={edited.liveSessions} onChange={(e) => set("liveSessions", e.currentTarget.checked)} />
+            <label for={`${id}-live`}>Staff may join a candidate's attempt live</label>
+          </div>
+        )}
       </fieldset>
       {error && <ErrorBox message={error} />}
       <div class="row">

@@ -17,6 +17,7 @@ export interface TaskFields {
   timeLimit: string;
   visibility: Visibility;
   aiAssistance: boolean;
+  liveSessions: boolean;
 }
 
 /** What a task or a draft shows of the editable fields. */
@@ -28,6 +29,8 @@ export interface TaskFieldsSource {
   time_limit_minutes: number | null;
   visibility: Visibility;
   ai_assistance: boolean;
+  /** A task's; a draft has none (its task starts with live sessions off). */
+  live_sessions?: boolean;
 }
 
 export function fieldsOf(source: TaskFieldsSource): TaskFields {
@@ -40,6 +43,7 @@ export function fieldsOf(source: TaskFieldsSource): TaskFields {
     timeLimit: source.time_limit_minutes === null ? "" : String(source.time_limit_minutes),
     visibility: source.visibility,
     aiAssistance: source.ai_assistance,
+    liveSessions: source.live_sessions ?? false,
   };
 }
 
@@ -76,5 +80,6 @@ export function patchOf(initial: TaskFields, edited: TaskFields): { body: TaskFi
   }
   if (edited.visibility !== initial.visibility) body.visibility = edited.visibility;
   if (edited.aiAssistance !== initial.aiAssistance) body.ai_assistance = edited.aiAssistance;
+  if (edited.liveSessions !== initial.liveSessions) body.live_sessions = edited.liveSessions;
   return { body };
 }
