@@ -135,6 +135,8 @@ export const LIVE_ROLES = ["candidate", "staff"] as const;
 export const LIVE_LIMITS = {
   /** Sockets open on one attempt at once, all users together; one more is refused with 429. */
   socketsPerAttempt: 8,
+  /** ... of which one side (the candidate, or staff) holds at most this many: neither can shut the other out. */
+  socketsPerSide: 6,
   /** The largest frame, binary or text; a larger one gets an `error` and the socket is closed with LIVE_CLOSE_CODES.tooLarge. */
   frameBytes: 256 * 1024,
   /** Characters of one staff note, and notes kept per attempt. */
@@ -147,6 +149,12 @@ export const LIVE_LIMITS = {
    * `open` that would take it past this, even once compacted, is refused with an `error`.
    */
   documentBytes: 16 * 1024 * 1024,
+  /**
+   * Files an attempt's session seeds (an `open` of a file the document and the changes lack) per
+   * 10 s, all sockets together: each reads the task's snapshot archive, as GET .../files/content
+   * does under the burst rate limit. One more gets an `error`; clients open it again later.
+   */
+  seedsPer10s: 20,
   /** Awareness client ids one socket may speak for; a socket never speaks for another socket's. */
   awarenessClients: 4,
   /** Edits are saved to the attempt's changes this long after the last one, and at least this often while typing goes on. */

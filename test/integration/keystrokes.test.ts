@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { KEYSTROKE_LIMITS } from "../../src/domain/keystrokes";
+import { OVERLAY_LIMITS } from "../../src/domain/overlay";
 import { taskKeys } from "../../src/domain/tasks";
 import { recordKeystrokeEdits } from "../../src/durable/attempt/attempt-keystrokes";
 import { assignedTask, attemptStub, b64, createAttempt, patchChanges, signIn, startedAttempt, submit, type TestUser } from "../support/worker/attempts";
@@ -174,6 +175,21 @@ describe("keystroke recording", () => {
     const { candidate, attempt } = setup;
     const huge = { path: "big.js", t: 1, changes: [[0, "x".repeat(KEYSTROKE_LIMITS.bodyBytes)]], doc_length_before: 0 };
     expect((await post(candidate, attempt.id, [huge])).status).toBe(413);
+
+    // Nor may edits grow a file past what the changes hold (one stored row), nor one batch start from more bytes than
+    // KEYSTROKE_LIMITS.batchBaseBytes of files together (the Worker would hold and read them all).
+    const size = OVERLAY_LIMITS.fileBytes - 10;
+    const bigs = ["b1", "b2", "b3", "b4", "b5"].map((name) => `${name}.js`);
+    const filled = Object.fromEntries(bigs.map((path) => [path, { op: "upsert", content_b64: btoa("a".repeat(size)) }]));
+    expect((await patchChanges(candidate, attempt.id, filled)).status).toBe(200);
+    const append = (path: string, text: string) => ({ path, t: 1, changes: [size, [0, text]], doc_length_before: size });
+    const grown = await post(candidate, attempt.id, [append("b1.js", "x".repeat(20))]);
+    expect(grown.status).toBe(413);
+    expect(String((await errorBody(grown)).detail)).toMatch(/b1\.js would be over 1048576 bytes/);
+    const many = await post(candidate, attempt.id, bigs.map((path) => append(path, "y")));
+    expect(many.status).toBe(413);
+    expect(String((await errorBody(many)).detail)).toMatch(/together/);
+    expect((await post(candidate, attempt.id, [append("b2.js", "y")])).status, "one of them alone").toBe(200);
   });
 
   it("who may record and who may read: 401, 403, 404 for another candidate and another organization's staff", async () => {

@@ -1,7 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { LiveClient } from "../../scripts/lib/live-client";
-import { LIVE_CLOSE_CODES, LIVE_LIMITS, PING } from "../../protocol/socket-messages";
+import * as encoding from "lib0/encoding";
+import * as Y from "yjs";
+import { LIVE_CLOSE_CODES, LIVE_FRAME, LIVE_LIMITS, PING, type LiveAwareness } from "../../protocol/socket-messages";
 import type { SubmittedWork } from "../../src/durable/attempt/attempt-types";
 import { assign, attemptStub, b64, createAttempt, patchChanges, seedTask, signIn, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
@@ -38,6 +40,16 @@ async function refusal(attemptId: string, who: { token?: string }): Promise<{ st
   const res = await upgrade(attemptId, who);
   if (!(res instanceof Response)) throw new Error("the socket was accepted");
   return { status: res.status, detail: (await errorBody(res)).detail };
+}
+
+/** An awareness update removing `client`'s state, as y-protocols encodes one. */
+function nullAwareness(client: number): Uint8Array {
+  const update = encoding.createEncoder();
+  encoding.writeVarUint(update, 1);
+  encoding.writeVarUint(update, client);
+  encoding.writeVarUint(update, 1_000_000);
+  encoding.writeVarString(update, "null");
+  return encoding.toUint8Array(update);
 }
 
 async function started(candidate: TestUser, taskId: string): Promise<string> {
@@ -105,7 +117,11 @@ describe("who may join a live session", () => {
 
     // A ticket opens one socket, once.
     const ticket = ((await (await call(`${livePath(attemptId)}/ws-ticket`, { method: "POST", token: candidate.token })).json()) as { ws_ticket: string }).ws_ticket;
-    const first = await call(`${wsPath(attemptId)}?ticket=${ticket}`, { headers: { Upgrade: "websocket" } });
+    const upgradeWith = (path: string, t: string) => call(`${path}?ticket=${t}`, { headers: { Upgrade: "websocket" } });
+    expect((await upgradeWith(wsPath(notStarted), ticket)).status, "a live ticket for another attempt").toBe(401);
+    const notifications = (await (await call("/api/v1/notifications/ws-ticket", { method: "POST", token: candidate.token })).json()) as { ws_ticket: string };
+    expect((await upgradeWith(wsPath(attemptId), notifications.ws_ticket)).status, "a notification socket's ticket").toBe(401);
+    const first = await upgradeWith(wsPath(attemptId), ticket);
     expect(first.status).toBe(101);
     first.webSocket!.accept();
     expect((await call(`${wsPath(attemptId)}?ticket=${ticket}`, { headers: { Upgrade: "websocket" } })).status).toBe(401);
@@ -120,17 +136,55 @@ describe("who may join a live session", () => {
     await assign(liveTask, other);
     const attempt = await started(other, liveTask);
     const sockets: WebSocket[] = [];
+    // Neither side can shut the other out: each holds at most LIVE_LIMITS.socketsPerSide of them.
     for (let i = 0; i < LIVE_LIMITS.socketsPerAttempt; i++) {
-      const ws = await upgrade(attempt, { token: other.token });
+      const ws = await upgrade(attempt, { token: i < LIVE_LIMITS.socketsPerSide ? other.token : interviewer.token });
       if (ws instanceof Response) throw new Error(`socket ${i} refused: ${ws.status}`);
+      if (i === LIVE_LIMITS.socketsPerSide - 1) {
+        expect(await refusal(attempt, { token: other.token })).toMatchObject({ status: 429, detail: expect.stringMatching(/At most 6 live sockets of the candidate/) });
+      }
       sockets.push(ws);
     }
     expect(await refusal(attempt, { token: interviewer.token })).toMatchObject({ status: 429, detail: expect.stringMatching(/At most 8/) });
+
     const client = new LiveClient(sockets[0]!);
     client.send(JSON.stringify({ type: "open", path: "x".repeat(LIVE_LIMITS.frameBytes + 1) }));
     expect((await client.next("error")).detail).toMatch(/at most 262144 bytes/);
     expect((await client.closed).code).toBe(LIVE_CLOSE_CODES.tooLarge);
-    for (const ws of sockets.slice(1)) ws.close(1000);
+
+    // The stored document is bounded: an update past LIVE_LIMITS.documentBytes is refused, even once compacted,
+    // and a compacted document larger than a SQLite row is stored in parts and loads whole.
+    const writer = new LiveClient(sockets[1]!);
+    await writer.open("src/app.js");
+    const before = writer.text("src/app.js");
+    // Seeding a file reads the task's snapshot: a session seeds at most LIVE_LIMITS.seedsPer10s new files in 10 s.
+    for (let i = 0; i <= LIVE_LIMITS.seedsPer10s; i++) writer.send({ type: "open", path: `new-${i}.md` });
+    expect((await writer.next("error")).detail).toMatch(/at most 20 new files in 10 s/);
+    writer.close();
+    const typist = new LiveClient(sockets[2]!);
+    await typist.open("src/app.js");
+    const stub = attemptStub(attempt);
+    const padLength = LIVE_LIMITS.documentBytes - 4096;
+    await runInDurableObject(stub, (instance, state) => {
+      const pad = new Y.Doc();
+      pad.getText("pad").insert(0, "a".repeat(padLength));
+      const update = Y.encodeStateAsUpdate(pad);
+      for (let at = 0; at < update.byteLength; at += 1024 * 1024) {
+        state.storage.sql.exec("INSERT INTO live_updates (data, part) VALUES (?, ?)", update.subarray(at, at + 1024 * 1024), at === 0 ? 0 : 1);
+      }
+      (instance as unknown as { liveSession: unknown }).liveSession = undefined;
+    });
+    typist.insert("src/app.js", 0, "x".repeat(8192));
+    expect((await typist.next("error")).detail).toMatch(/holds at most 16777216 bytes/);
+    const reloaded = await runInDurableObject(stub, (instance, state) => {
+      const rows = state.storage.sql.exec<{ part: number }>("SELECT part FROM live_updates").toArray();
+      const object = instance as unknown as { liveSession: unknown; live: { doc: Y.Doc; files: Y.Map<Y.Text> } };
+      object.liveSession = undefined;
+      return { rows: rows.length, parts: rows.filter((r) => r.part === 1).length, pad: object.live.doc.getText("pad").length, file: object.live.files.get("src/app.js")?.toString() };
+    });
+    expect(reloaded).toMatchObject({ parts: reloaded.rows - 1, pad: padLength, file: before });
+    expect(reloaded.rows).toBeGreaterThan(1);
+    for (const ws of sockets.slice(2)) ws.close(1000);
   });
 });
 
@@ -158,14 +212,22 @@ describe("a live session", () => {
     staff.insert("src/app.js", 0, "// reviewed\n");
     await cand.until("the interviewer's edit", () => cand.text("src/app.js") === "// reviewed\nlet a = 1;\nlet b = 2;\n");
 
-    // Cursors and open files travel as awareness.
-    cand.awareness.setLocalStateField("file", "src/app.js");
-    await staff.until("the candidate's open file", () =>
-      [...staff.awareness.getStates().values()].some((s) => (s as { file?: string }).file === "src/app.js"),
-    );
+    // Cursors and open files travel as awareness, under the identity the server checked: a state claiming staff is relabelled.
+    cand.awareness.setLocalState({ user: { id: interviewer.id, name: "Interviewer", role: "staff", color: "#336699" }, file: "src/app.js", cursor: null });
+    const candState = () => [...staff.awareness.getStates().values()].find((s) => (s as { file?: string }).file === "src/app.js") as LiveAwareness | undefined;
+    await staff.until("the candidate's open file", () => candState() !== undefined);
+    expect(candState()!.user).toMatchObject({ id: candidate.id, role: "candidate" });
+    expect(candState()!.user.name).not.toBe("Interviewer");
 
+    // Nor may a socket remove (or speak for) another socket's awareness client.
+    const removal = encoding.createEncoder();
+    encoding.writeVarUint(removal, LIVE_FRAME.awareness);
+    encoding.writeVarUint8Array(removal, nullAwareness(staff.awareness.clientID));
+    (cand as unknown as { socket: WebSocket }).socket.send(encoding.toUint8Array(removal));
     cand.send({ type: "open", path: "vendor/.git/HEAD" });
     expect((await cand.next("error")).detail).toMatch(/not inside a \.git directory/);
+    const staffClient = staff.awareness.clientID;
+    expect(await runInDurableObject(attemptStub(attemptId), (instance) => (instance as unknown as { liveSession: { awareness: Map<number, unknown> } }).liveSession.awareness.has(staffClient))).toBe(true);
 
     // Notes: refused from the candidate, stored and sent to staff only.
     cand.send({ type: "note_add", text: "am I staff?" });

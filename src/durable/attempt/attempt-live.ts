@@ -226,6 +226,7 @@ export class LiveSession {
   private flushes: Promise<void> = Promise.resolve();
   private storedUpdates: number;
   private storedBytes: number;
+  private seeds = { since: 0, count: 0 };
   /** Files a client's transaction edited, marked dirty with its update. */
   private readonly edited: string[] = [];
 
@@ -254,8 +255,12 @@ export class LiveSession {
     if (!takeTicketHeader(this.sql, request.headers.get(LIVE_SOCKET_HEADERS.ticket), Date.now())) {
       return refusal(401, "This ticket has been used already; ask for a new one");
     }
-    if (liveSockets(this.ctx).length >= LIVE_LIMITS.socketsPerAttempt) {
+    const open = liveSockets(this.ctx);
+    if (open.length >= LIVE_LIMITS.socketsPerAttempt) {
       return refusal(429, `At most ${LIVE_LIMITS.socketsPerAttempt} live sockets may be open on one attempt; close one first`);
+    }
+    if (open.filter((ws) => attachmentOf(ws)?.role === role).length >= LIVE_LIMITS.socketsPerSide) {
+      return refusal(429, `At most ${LIVE_LIMITS.socketsPerSide} live sockets of the ${role === "staff" ? "staff" : "candidate"} may be open on one attempt; close one first`);
     }
     const [client, server] = Object.values(new WebSocketPair()) as [WebSocket, WebSocket];
     this.ctx.acceptWebSocket(server, [LIVE_TAG]);
@@ -400,6 +405,9 @@ export class LiveSession {
 
   private async seed(path: string): Promise<void> {
     const saved = this.sql.exec<{ op: string; content: ArrayBuffer | null }>("SELECT op, content FROM overlay WHERE path = ?", path).toArray()[0];
+    if (!saved && !this.takeSeed(Date.now())) {
+      throw new SeedError(`${path} was not opened: a session opens at most ${LIVE_LIMITS.seedsPer10s} new files in 10 s; open it again in a few seconds`);
+    }
     // A file deleted in the changes, or in neither the changes nor the snapshot, opens empty: typing in it creates it.
     const snapshot = saved ? null : await this.host.snapshotFile(path);
     if (snapshot === undefined) throw new SeedError(`${path} is larger than ${LIVE_LIMITS.fileBytes} bytes, or the task's snapshot is not stored`);
@@ -414,6 +422,12 @@ export class LiveSession {
     if (this.files.has(path)) return;
     if (!this.roomFor(bytes.byteLength)) throw new SeedError(`${path} does not fit: the live document holds at most ${LIVE_LIMITS.documentBytes} bytes`);
     this.doc.transact(() => this.files.set(path, new Y.Text(text)), SEEDED);
+  }
+
+  /** Counts a seed against LIVE_LIMITS.seedsPer10s, in memory: a window lost to hibernation only starts afresh. */
+  private takeSeed(now: number): boolean {
+    if (now - this.seeds.since >= 10_000) this.seeds = { since: now, count: 0 };
+    return ++this.seeds.count <= LIVE_LIMITS.seedsPer10s;
   }
 
   private async syncMessage(ws: WebSocket, decoder: decoding.Decoder): Promise<void> {
