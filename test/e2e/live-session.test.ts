@@ -137,6 +137,7 @@ describe("a live session in two browsers", () => {
   it("the replay plays the session back with both sides' typing; the report has the staff's note", { timeout: 120_000 }, async () => {
     const page = interviewerPage;
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/replay`);
+    await page.getByRole("button", { name: "Play the edits back" }).click({ timeout: STEP_MS });
     const position = page.getByRole("slider", { name: "Playback position (edits)" });
     await position.waitFor({ timeout: STEP_MS });
     await position.focus();

@@ -327,15 +327,15 @@ describe("the web app at a person's pace, request by request (npm start)", () =>
     await page.locator(".diff-view .cm-mergeView").first().waitFor({ timeout: STEP_MS });
     await humanPause(page);
 
-    await pageLoad(page, "the replay", () => page.getByRole("link", { name: "Replay of the attempt" }).click(), page.getByRole("slider"));
-    const scrubber = page.getByRole("slider");
+    await pageLoad(page, "the replay", () => page.getByRole("link", { name: "Replay of the attempt" }).click(), page.getByRole("slider", { name: "Position in the timeline" }));
+    const scrubber = page.getByRole("slider", { name: "Position in the timeline" });
     await scrubber.focus();
     await page.keyboard.press("End");
     await humanPause(page);
     await pageLoad(page, "analytics", () => page.getByRole("link", { name: "Analytics", exact: true }).click(), page.getByRole("heading", { name: /funnel/i }));
-    await pageLoad(page, "the replay, back", () => page.goBack(), page.getByRole("slider"));
+    await pageLoad(page, "the replay, back", () => page.goBack(), page.getByRole("slider", { name: "Position in the timeline" }));
     await pageLoad(page, "the score report, back", () => page.goBack(), page.locator(".diff-view .cm-changedLine"));
-    await pageLoad(page, "the replay, forward", () => page.goForward(), page.getByRole("slider"));
+    await pageLoad(page, "the replay, forward", () => page.goForward(), page.getByRole("slider", { name: "Position in the timeline" }));
     await pageLoad(page, "the console's tasks", () => page.getByRole("link", { name: "Tasks", exact: true }).click(), page.getByRole("link", { name: /maxLength/ }));
     await pageLoad(page, "the task with its candidates", () => page.getByRole("link", { name: /maxLength/ }).first().click(), page.getByRole("cell", { name: CANDIDATE.email }));
     expect(new URL(page.url()).pathname).toBe(`/console/tasks/${taskId}`);
@@ -461,8 +461,8 @@ describe("saves and telemetry under fast typing and a deleted file, against the 
     await typeFast("let still = 2; ");
     await saved.waitFor({ timeout: STEP_MS });
     await page.getByRole("button", { name: "Delete file" }).click();
-    // Counted from once the tree no longer shows the file: a batch that left while the click was on its way is not "after".
-    await page.getByRole("treeitem", { name: /^gone\.js/ }).waitFor({ state: "detached", timeout: STEP_MS });
+    // Counted from once the tree marks the file deleted: a batch that left while the click was on its way is not "after".
+    await page.getByRole("treeitem", { name: /^gone\.js \(deleted/ }).waitFor({ timeout: STEP_MS });
     const deletedAt = traffic.calls.length;
     await page.getByRole("treeitem", { name: /^fast\.js/ }).click();
     await page.locator(".cm-content", { hasText: "let v1 = 1;" }).waitFor({ timeout: STEP_MS });

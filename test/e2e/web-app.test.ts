@@ -250,7 +250,7 @@ describe("the web app in Chromium (npm start)", () => {
     await accessible(page);
 
     await page.goto(`${inject("apiUrl")}/console/attempts/${attemptId}/replay`);
-    const scrubber = page.getByRole("slider");
+    const scrubber = page.getByRole("slider", { name: "Position in the timeline" });
     await scrubber.waitFor({ timeout: STEP_MS });
     await scrubber.focus();
     await page.keyboard.press("End");
@@ -427,7 +427,7 @@ describe("the web app in Chromium (npm start)", () => {
     await fits(page, "", (p) => p.getByRole("heading", { name: "Templates", exact: true, level: 1 }));
     await fits(page, `/console/tasks/${taskId}`, (p) => p.getByRole("cell", { name: PAT.email }));
     await fits(page, `/console/attempts/${attemptId}/report`, (p) => p.getByRole("region", { name: "Review flags" }));
-    await fits(page, `/console/attempts/${attemptId}/replay`, (p) => p.getByRole("slider"));
+    await fits(page, `/console/attempts/${attemptId}/replay`, (p) => p.getByRole("slider", { name: "Position in the timeline" }));
     await fits(page, "/console/analytics", (p) => p.getByRole("heading", { name: /funnel/i }));
     await fits(page, "/console/drafts", (p) => p.getByRole("heading", { name: "Task drafts", exact: true, level: 1 }));
     await fits(page, "/console/no-such-page", (p) => p.getByRole("alert").filter({ hasText: "There is no page at" }));

@@ -57,6 +57,29 @@ describe("KeystrokeBatcher", () => {
     expect(sent[3]!.edits.map((e) => e.t)).toEqual([5, 6]);
   });
 
+  it("keeps what is typed while a batch is on its way for the next interval: one request per interval, not one per key", async () => {
+    const sent: number[][] = [];
+    const due: (() => void)[] = [];
+    let answer: (a: SendAnswer) => void = () => {};
+    const batcher = new KeystrokeBatcher({
+      send: (edits) => {
+        sent.push(edits.map((e) => e.t));
+        return new Promise((resolve) => (answer = resolve));
+      },
+      timers: { set: (cb) => due.push(cb), clear: () => {} },
+    });
+    batcher.record(edit("a", 1));
+    for (let t = 2; t <= 5; t++) batcher.record(edit("a", t));
+    answer({ ok: true, recording: "on" });
+    await Promise.resolve();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(sent).toEqual([[1]]);
+    for (const cb of due.splice(0)) cb();
+    answer({ ok: true, recording: "on" });
+    await batcher.flush();
+    expect(sent).toEqual([[1], [2, 3, 4, 5]]);
+  });
+
   it("stops for good when the recording is capped or the attempt takes no more", async () => {
     for (const answer of [{ ok: true, recording: "capped" }, { ok: false, status: 409 }] as SendAnswer[]) {
       const { batcher, sent } = setUp([answer]);

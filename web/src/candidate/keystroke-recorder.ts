@@ -134,8 +134,12 @@ export class KeystrokeBatcher {
   }
 
   private async sendBatches(keepalive: boolean): Promise<void> {
-    while (!this.stopped && this.pending.length > 0) {
-      const batch = takeBatch(this.pending, this.maxEdits, this.maxBytes);
+    // What is held when the flush begins; edits typed while it is on its way wait for the next
+    // interval, or a fast typist would send a request per key, one after the other.
+    let due = this.pending.length;
+    while (!this.stopped && due > 0 && this.pending.length > 0) {
+      const batch = takeBatch(this.pending, Math.min(this.maxEdits, due), this.maxBytes);
+      due -= batch.length;
       for (const edit of batch) this.sent.add(edit.path);
       let answer: SendAnswer;
       try {
@@ -160,6 +164,7 @@ export class KeystrokeBatcher {
         removeWhere(this.pending, (e) => this.broken.has(e.path));
       }
     }
+    if (!this.stopped && this.pending.length > 0 && this.timer === null) this.timer = this.timers.set(() => void this.flush(), this.intervalMs);
   }
 
   private clearTimer(): void {

@@ -1,7 +1,7 @@
 // The keystroke playback on the replay page (docs/web-app.md, "Keystroke playback"): the
 // candidate's files as they were typed, at 1×, 4× and 16×, with jumps to the saves, runs and
-// pastes. It starts as soon as the first page of the recording is in; the rest loads behind
-// it. The logic is in keystroke-playback.ts.
+// pastes. Once asked for, it starts as soon as the first page of the recording is in; the rest
+// loads behind it. The logic is in keystroke-playback.ts.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ErrorBox, Loading } from "../components/states";
 import { api, call } from "../lib/data";
@@ -42,7 +42,24 @@ function readPage(attemptId: string, page: number) {
   return call(api.GET("/api/v1/attempts/{attempt_id}/keystrokes", { params: { path: { attempt_id: attemptId }, query: { page, limit: PAGE } } }));
 }
 
+/**
+ * Read when the reviewer asks for it: the replay page loads with its own calls, the timeline and
+ * the save history (docs/web-app.md, "Requests"), and a long recording is pages more.
+ */
 export function KeystrokePlayback({ attemptId }: { attemptId: string }) {
+  const [shown, setShown] = useState(false);
+  if (shown) return <KeystrokePlayer attemptId={attemptId} />;
+  return (
+    <section class="box" aria-labelledby="playback-heading">
+      <h2 id="playback-heading">Keystroke playback</h2>
+      <button type="button" onClick={() => setShown(true)}>
+        Play the edits back
+      </button>
+    </section>
+  );
+}
+
+function KeystrokePlayer({ attemptId }: { attemptId: string }) {
   const [loaded, setLoaded] = useState<Loaded>();
   const [error, setError] = useState<string>();
   const [, setPages] = useState(0);

@@ -9,7 +9,10 @@ import type { LiveNote } from "../../../protocol/socket-messages";
 export function LiveNotesSection({ attemptId }: { attemptId: string }) {
   const [notes, setNotes] = useState<LiveNote[] | null>(null);
   const [error, setError] = useState<string>();
+  // Nothing shows as loading before the section is opened: the page has loaded without it.
+  const [asked, setAsked] = useState(false);
   const load = () => {
+    setAsked(true);
     setError(undefined);
     call(api.GET("/api/v1/attempts/{attempt_id}/live/notes", { params: { path: { attempt_id: attemptId }, query: { limit: 500 } } })).then(
       (page) => setNotes(page.items),
@@ -30,7 +33,7 @@ export function LiveNotesSection({ attemptId }: { attemptId: string }) {
       {error ? (
         <ErrorBox message={error} onRetry={load} />
       ) : !notes ? (
-        <Loading what="Loading the notes" />
+        asked && <Loading what="Loading the notes" />
       ) : notes.length === 0 ? (
         <p class="muted">No notes were written in a live session of this attempt.</p>
       ) : (
