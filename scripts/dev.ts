@@ -76,8 +76,12 @@ start("idp", "tsx", ["scripts/dev-idp/main.ts"], { DEV_IDP_PORT: String(idpPort)
 const extraCa = hostExtraCaCerts();
 const runnerEnv = { RUNNER_HOST: host, RUNNER_SECRET: vars.RUNNER_SECRET ?? "", RUNNER_EXTRA_CA_CERTS: extraCa ?? "" };
 if (extraCa) console.error(`[dev] prepare sandboxes trust the CA certificates in ${extraCa} (RUNNER_EXTRA_CA_CERTS)`);
+// The runner is node with tsx's loader, one process, as a pod runs it: under the tsx command a
+// second process relays signals and, when the runner's answer takes over 30 ms (a loaded machine),
+// kills it outright: a SIGTERM meant to drain it took it down with its jobs and without a word.
+const RUNNER = ["--import", "tsx", "sandbox-runner/src/main.ts"];
 if (runners === 1) {
-  start("runner", "tsx", ["sandbox-runner/src/main.ts"], { ...runnerEnv, RUNNER_PORT: String(runnerPort) });
+  start("runner", process.execPath, RUNNER, { ...runnerEnv, RUNNER_PORT: String(runnerPort) });
 } else {
   // Each runner has its own port, work dir (cache, job state) and sandbox uids; none shares local state.
   const workBase = process.env.RUNNER_WORK_DIR ?? defaultWorkDir;
@@ -85,7 +89,7 @@ if (runners === 1) {
   for (let i = 1; i <= runners; i++) {
     const port = await freePort();
     const name = `runner-${i}`;
-    const child = start(name, "tsx", ["sandbox-runner/src/main.ts"], { ...runnerEnv, RUNNER_PORT: String(port), RUNNER_WORK_DIR: join(workBase, name) }, false);
+    const child = start(name, process.execPath, RUNNER, { ...runnerEnv, RUNNER_PORT: String(port), RUNNER_WORK_DIR: join(workBase, name) }, false);
     fleet.push({ name, url: `http://${host}:${port}`, pid: child.pid, child });
   }
   const alive = () => fleet.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
