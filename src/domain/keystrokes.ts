@@ -49,17 +49,7 @@ export interface KeystrokeEdit {
 /** A stored item of the recording, in recording order: a file's whole text, or one edit of it. */
 export type KeystrokeItem =
   | { seq: number; kind: "snapshot"; path: string; t: number; text: string }
-  | {
-      seq: number;
-      kind: "edit";
-      path: string;
-      t: number;
-      changes: unknown;
-      paste: boolean;
-      doc_length_before: number;
-      origin: KeystrokeOrigin;
-      author: string | null;
-    };
+  | ({ seq: number; kind: "edit" } & KeystrokeEdit);
 
 /** How the recording of an attempt stands, as a POST answers and a GET reports. */
 export interface RecordingState {
