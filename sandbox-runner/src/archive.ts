@@ -3,6 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { posix } from "node:path";
 import * as tar from "tar";
 import { checkRelativePath } from "../../protocol/paths";
+import { runTool } from "./run-tool";
 import { UnsafeInputError } from "./safe-path";
 
 export interface ArchivePolicy {
@@ -16,6 +17,14 @@ export interface ArchivePolicy {
    * absolute link targets under these prefixes are accepted. Snapshots get none.
    */
   systemLinkPrefixes: string[];
+  /**
+   * The archive is one the runner packed itself (createArchive): after the inspection the
+   * system's tar unpacks it, at about an eighth of node-tar's CPU on node_modules' many small
+   * files (0.4 against 3.2 CPU-s for 3,200 files, 40 MB). An archive made elsewhere (a
+   * snapshot) is unpacked by the parser that inspected it, so that no difference between two
+   * tar readers can place a file the inspection did not see.
+   */
+  packedByRunner: boolean;
 }
 
 interface Listing {
@@ -103,6 +112,11 @@ export async function inspectArchive(file: string, policy: ArchivePolicy): Promi
 export async function extractArchive(file: string, dest: string, policy: ArchivePolicy): Promise<Listing> {
   const listing = await inspectArchive(file, policy);
   await mkdir(dest, { recursive: true });
+  if (policy.packedByRunner) {
+    // umask 022 as node-tar's processUmask below: whatever the runner's own, sandbox users read every file.
+    await runTool("/bin/sh", ["-c", 'umask 022 && exec tar "$@"', "tar", "-x", "-z", "-f", file, "-C", dest, "--no-same-owner", "--no-same-permissions", `--strip-components=${listing.strip}`]);
+    return listing;
+  }
   await tar.x({
     file,
     cwd: dest,
@@ -120,10 +134,15 @@ export async function extractArchive(file: string, dest: string, policy: Archive
  * the CPU of the default level (0.9 vs 2.4 s for 56 MB) for an archive about a quarter larger
  * (14.1 vs 11.1 MB). It is packed on the import's critical path and downloaded once per runner.
  */
-const ENVIRONMENT_GZIP_LEVEL = 1;
+const ENVIRONMENT_GZIP = "gzip -1";
 
+/**
+ * Packs `entries` of `cwd` with the system's tar (links stored as links, never followed; no
+ * owners), in less than half of node-tar's CPU (0.7 against 1.7 CPU-s for 3,200 files).
+ * Unpacked by `extractArchive` with a policy that says `packedByRunner`.
+ */
 export async function createArchive(cwd: string, entries: string[], file: string): Promise<void> {
-  await tar.c({ gzip: { level: ENVIRONMENT_GZIP_LEVEL }, cwd, file, portable: true, follow: false }, entries);
+  await runTool("tar", ["-c", "-I", ENVIRONMENT_GZIP, "-f", file, "-C", cwd, "--format=gnu", "--owner=0", "--group=0", "--numeric-owner", "--", ...entries]);
 }
 
 function commonTopLevel(paths: string[]): 0 | 1 {

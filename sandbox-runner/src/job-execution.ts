@@ -58,8 +58,8 @@ export interface JobOutcome {
   removeFiles(): Promise<void>;
 }
 
-const SNAPSHOT_POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 2 * 1024 ** 3, maxEntries: 200_000, systemLinkPrefixes: [] };
-const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 1024 ** 3, maxEntries: 1_000_000, systemLinkPrefixes: ["/usr/"] };
+const SNAPSHOT_POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 2 * 1024 ** 3, maxEntries: 200_000, systemLinkPrefixes: [], packedByRunner: false };
+const ENVIRONMENT_POLICY: ArchivePolicy = { stripTopLevel: false, maxBytes: 8 * 1024 ** 3, maxEntries: 1_000_000, systemLinkPrefixes: ["/usr/"], packedByRunner: true };
 const REPORT_MAX_BYTES = 64 * 1024 * 1024;
 const LOG_TAIL_BYTES = 8192;
 /** The port the egress bridge listens on inside a prepare job's sandbox (its own loopback). */

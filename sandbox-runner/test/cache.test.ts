@@ -7,7 +7,7 @@ import type { ArchivePolicy } from "../src/archive";
 
 // Workspaces from the cache: a copy of the entry's tree, made ahead for the next job when asked.
 const SHA = "a".repeat(64);
-const POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 1024, maxEntries: 10, systemLinkPrefixes: [] };
+const POLICY: ArchivePolicy = { stripTopLevel: true, maxBytes: 1024, maxEntries: 10, systemLinkPrefixes: [], packedByRunner: false };
 
 let root: string;
 

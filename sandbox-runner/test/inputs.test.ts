@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { link, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inspectArchive } from "../src/archive";
+import { createArchive, extractArchive, inspectArchive } from "../src/archive";
 import { patchPaths } from "../src/patches";
 import { type Harness, jobId, startHarness } from "./support/harness";
 import { type TarEntry, tarGz } from "./support/tarball";
@@ -67,8 +67,8 @@ describe("snapshot archives", () => {
     const dir = await mkdtemp(join(tmpdir(), "assay-entries-"));
     const file = join(dir, "many.tar.gz");
     await writeFile(file, tarGz(Array.from({ length: 50 }, (_, i) => ({ path: `top/f${i}`, content: "x" }))));
-    await expect(inspectArchive(file, { stripTopLevel: true, maxBytes: 1e9, maxEntries: 20, systemLinkPrefixes: [] })).rejects.toThrow(/more than 20 entries/);
-    await expect(inspectArchive(file, { stripTopLevel: true, maxBytes: 1e9, maxEntries: 100, systemLinkPrefixes: [] })).resolves.toMatchObject({ strip: 1, entries: 50 });
+    await expect(inspectArchive(file, { stripTopLevel: true, maxBytes: 1e9, maxEntries: 20, systemLinkPrefixes: [], packedByRunner: false })).rejects.toThrow(/more than 20 entries/);
+    await expect(inspectArchive(file, { stripTopLevel: true, maxBytes: 1e9, maxEntries: 100, systemLinkPrefixes: [], packedByRunner: false })).resolves.toMatchObject({ strip: 1, entries: 50 });
     await rm(dir, { recursive: true });
   });
 
@@ -91,6 +91,41 @@ describe("snapshot archives", () => {
     const cb2 = await h.run({ ...job, snapshot: { ...(job.snapshot as object), sha256: "0".repeat(64) } });
     expect(cb2.status).toBe("ERROR");
     expect(cb2.reason).toMatch(/sha256 mismatch/);
+  });
+});
+
+describe("environment archives (packed and unpacked by the system's tar)", () => {
+  it("keep links as links, hard links as one file, modes readable by sandbox users whatever the runner's umask; a link out is refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "assay-env-archive-"));
+    const tree = join(dir, "tree");
+    await mkdir(join(tree, "node_modules/pkg/bin"), { recursive: true });
+    await writeFile(join(tree, "node_modules/pkg/index.js"), "module.exports = 1;\n");
+    await writeFile(join(tree, "node_modules/pkg/bin/cli.js"), "#!/usr/bin/env node\n", { mode: 0o755 });
+    await link(join(tree, "node_modules/pkg/index.js"), join(tree, "node_modules/pkg/same.js"));
+    await mkdir(join(tree, "node_modules/.bin"));
+    await symlink("../pkg/bin/cli.js", join(tree, "node_modules/.bin/cli"));
+    const archive = join(dir, "env.tar.gz");
+    await createArchive(tree, ["node_modules"], archive);
+
+    const policy = { stripTopLevel: false, maxBytes: 1e9, maxEntries: 100, systemLinkPrefixes: [], packedByRunner: true };
+    const previous = process.umask(0o077);
+    try {
+      await extractArchive(archive, join(dir, "out"), policy);
+    } finally {
+      process.umask(previous);
+    }
+    const out = join(dir, "out/node_modules");
+    expect(await readlink(join(out, ".bin/cli"))).toBe("../pkg/bin/cli.js");
+    expect((await stat(join(out, "pkg/bin/cli.js"))).mode & 0o777).toBe(0o755);
+    expect((await stat(join(out, "pkg/index.js"))).mode & 0o777).toBe(0o644);
+    expect((await stat(join(out, "pkg"))).mode & 0o777).toBe(0o755);
+    expect((await stat(join(out, "pkg/same.js"))).ino).toBe((await stat(join(out, "pkg/index.js"))).ino);
+
+    await symlink("../../../etc/passwd", join(tree, "node_modules/pkg/out"));
+    await createArchive(tree, ["node_modules"], archive);
+    await expect(extractArchive(archive, join(dir, "out2"), policy)).rejects.toThrow(/points outside the workspace/);
+    expect(existsSync(join(dir, "out2"))).toBe(false);
+    await rm(dir, { recursive: true });
   });
 });
 

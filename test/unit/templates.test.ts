@@ -73,7 +73,7 @@ describe("the catalogue bundle", () => {
     async (slug, template) => {
       const archive = path.join(workDir, `${slug}.tar.gz`);
       await writeFile(archive, Buffer.from(template.tarball, "base64"));
-      const policy = { stripTopLevel: true, maxBytes: 1024 ** 3, maxEntries: 10_000, systemLinkPrefixes: [] };
+      const policy = { stripTopLevel: true, maxBytes: 1024 ** 3, maxEntries: 10_000, systemLinkPrefixes: [], packedByRunner: false };
       expect((await inspectArchive(archive, policy)).strip).toBe(1);
 
       const split = splitPatch(template.diff);

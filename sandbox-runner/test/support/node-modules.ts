@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -36,12 +36,14 @@ async function build(packages: string[]): Promise<Buffer> {
   if (!existsSync(path)) {
     // Another test process may build the same archive at the same time: the rename settles it.
     const staging = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-    const entries = [...closure.map((p) => `node_modules/${p}`), ...bins.map((b) => `node_modules/.bin/${b}`)];
+    const entries = closure.map((p) => `node_modules/${p}`);
     // Empty scratch directories, as prepare jobs leave them: test jobs get a writable tmpfs over each (ava's cache, vite's temporary config).
     const scratch = await mkdtemp(join(tmpdir(), "assay-test-env-"));
     for (const dir of NODE_MODULES_SCRATCH) await mkdir(join(scratch, "node_modules", dir), { recursive: true });
+    await mkdir(join(scratch, "node_modules", ".bin"));
+    for (const { bin, target } of bins) await symlink(target, join(scratch, "node_modules", ".bin", bin));
     try {
-      await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", staging, "-C", dirname(ROOT_MODULES), ...entries, "-C", scratch, ...NODE_MODULES_SCRATCH.map((dir) => `node_modules/${dir}`)], { maxBuffer: 16 * 1024 * 1024 });
+      await promisify(execFile)("tar", ["-c", "-I", "gzip -1", "-f", staging, "-C", dirname(ROOT_MODULES), ...entries, "-C", scratch, ...NODE_MODULES_SCRATCH.map((dir) => `node_modules/${dir}`), "node_modules/.bin"], { maxBuffer: 16 * 1024 * 1024 });
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -50,10 +52,15 @@ async function build(packages: string[]): Promise<Buffer> {
   return readFile(path);
 }
 
-function binsOf(name: string): string[] {
+/**
+ * The package's own bins, each as the link npm makes (`.bin/<name>` to the package's file). Made
+ * here, not copied from the root's .bin: there two packages may claim one name (typescript and
+ * an alias of another major both bring tsc) and the link goes to either.
+ */
+function binsOf(name: string): { bin: string; target: string }[] {
   const pkg = JSON.parse(readFileSync(join(ROOT_MODULES, name, "package.json"), "utf8")) as { bin?: string | Record<string, string> };
-  const names = typeof pkg.bin === "string" ? [basename(name)] : Object.keys(pkg.bin ?? {});
-  return names.filter((bin) => existsSync(join(ROOT_MODULES, ".bin", bin)));
+  const declared = typeof pkg.bin === "string" ? { [basename(name)]: pkg.bin } : (pkg.bin ?? {});
+  return Object.entries(declared).map(([bin, file]) => ({ bin, target: join("..", name, file) }));
 }
 
 /**
