@@ -8,7 +8,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { FIXTURES_DIR, fixtureSpecs, type FixtureSpec } from "../../scripts/dev-repohost/demo/fixture-repos";
-import { type AssayClient, createAttempt, ok, pollApi, save, scoreReport, start, submit, type Task, userClient } from "../../scripts/lib/api-steps";
+import { type AssayClient, createAttempt, ok, save, scoreReport, start, submit, type Task, userClient } from "../../scripts/lib/api-steps";
+import { poll } from "../../scripts/lib/wait";
 import { classifyPath } from "../../src/domain/patch-rules";
 import { devToken } from "../support/node/http-client";
 
@@ -43,13 +44,15 @@ async function importAndSettle(fixture: FixtureSpec): Promise<Task> {
       },
     }),
   );
-  return pollApi(
+  // Up to 10 s apart: the imports take minutes, and twenty-two pollers 4 s apart sent the stack
+  // they wait on about 1,400 requests meanwhile, each served on the cores the imports need.
+  return poll(
     `${fixture.repo} (task ${created.task_id})`,
     async () => {
       const task = await ok(staff.GET("/api/v1/tasks/{task_id}", { params: { path: { task_id: created.task_id } } }));
       return task.status === "READY" || task.status === "FAILED" ? task : undefined;
     },
-    SETTLE_MS,
+    { timeoutMs: SETTLE_MS, intervalMs: 1000, maxIntervalMs: 10_000 },
   );
 }
 
