@@ -19,8 +19,12 @@ const median = (values: number[]) => {
   return Math.round(value * 100) / 100;
 };
 
-/** What names a figure across runs: everything but its value. */
-const keyOf = ({ value: _value, ...rest }: Metric) => JSON.stringify(rest);
+/**
+ * What names a figure across runs: everything but its value and what a run saw besides it (the
+ * object-valued details, as the import rows' phases, which differ from run to run: taken for
+ * part of the name, they kept every such row from being paired, and compare printed none).
+ */
+const keyOf = ({ value: _value, ...rest }: Metric) => JSON.stringify(Object.entries(rest).filter(([, v]) => typeof v !== "object" || v === null));
 
 /** The medians of each figure both sides printed, with their ratio, in the order REF printed them. */
 export function compareRuns(ref: Metric[][], here: Metric[][]): Compared[] {

@@ -21,6 +21,12 @@ describe("compareRuns", () => {
     expect(rows.map((r) => r.metric)).toEqual(["runner_overhead_p50_ms"]);
   });
 
+  it("pairs figures whose runs saw different things besides them (object-valued details), with REF's shown", () => {
+    const row = (total: number, slowest: string) => [{ metric: "import_fixture_a_empty_cache_s", value: total, unit: "s", runs: 3, phases: { slowest, seconds: { prepare: total / 2 } } }];
+    const rows = compareRuns([row(10, "prepare"), row(12, "validate")], [row(8, "validate"), row(6, "prepare")]);
+    expect(rows).toEqual([{ metric: "import_fixture_a_empty_cache_s", unit: "s", ref: 11, this: 7, ratio: 0.636, runs: 3, phases: { slowest: "prepare", seconds: { prepare: 5 } } }]);
+  });
+
   it("an even number of runs gives the middle pair's mean; a zero on REF's side is no division by zero", () => {
     const rows = compareRuns([[{ metric: "errors", value: 0, unit: "count" }], [{ metric: "errors", value: 0, unit: "count" }]], [[{ metric: "errors", value: 1, unit: "count" }], [{ metric: "errors", value: 3, unit: "count" }]]);
     expect(rows).toEqual([{ metric: "errors", unit: "count", ref: 0, this: 2, ratio: Number.POSITIVE_INFINITY }]);
