@@ -129,6 +129,33 @@ describe("environment archives (packed and unpacked by the system's tar)", () =>
   });
 });
 
+describe("environment archives from a hostile install", () => {
+  it("a path the install made that reads as a tar option is packed as a name; TAR_OPTIONS in the runner's environment is not read", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "assay-env-hostile-"));
+    const tree = join(dir, "tree");
+    await mkdir(join(tree, "node_modules"), { recursive: true });
+    await writeFile(join(tree, "node_modules/a.js"), "1;\n");
+    // What a postinstall can leave at the workspace's top level, which prepare packs by name.
+    const names = ["--checkpoint=1", "--checkpoint-action=exec=touch pwned", "-T"];
+    for (const name of names) await writeFile(join(tree, name), "x");
+    const archive = join(dir, "env.tar.gz");
+    await createArchive(tree, [...names, "node_modules"], archive);
+    expect(existsSync(join(tree, "pwned"))).toBe(false);
+
+    const policy = { stripTopLevel: false, maxBytes: 1e9, maxEntries: 100, systemLinkPrefixes: [], packedByRunner: true };
+    process.env.TAR_OPTIONS = "--to-stdout";
+    try {
+      await extractArchive(archive, join(dir, "out"), policy);
+    } finally {
+      delete process.env.TAR_OPTIONS;
+    }
+    for (const name of names) expect(await readFile(join(dir, "out", name), "utf8")).toBe("x");
+    expect(await readFile(join(dir, "out/node_modules/a.js"), "utf8")).toBe("1;\n");
+    expect(existsSync(join(dir, "out/pwned"))).toBe(false);
+    await rm(dir, { recursive: true });
+  });
+});
+
 describe("overlay files", () => {
   it("upserts and deletes files", async () => {
     const cb = await h.run(

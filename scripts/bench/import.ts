@@ -109,7 +109,7 @@ async function fixtureRows(emit: Emit, api: string, repohost: string): Promise<v
         ...details,
         // What this run saw besides its figure: an object, so `bench -- compare` does not take it for part of the figure's name.
         phases: {
-          slowest: slowest,
+          slowest,
           slowest_share: Number((slowestSeconds / median.total).toFixed(2)),
           seconds: Object.fromEntries(Object.entries(median.phases).map(([k, v]) => [k, Number(v.toFixed(2))])),
         },
