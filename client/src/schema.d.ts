@@ -506,7 +506,7 @@ export interface paths {
         };
         /**
          * One run: status, counts, per-test results, timings, artifact URLs
-         * @description For the attempt's candidate and its organization's staff. Poll with backoff until the status is final. Once finished, `artifact_urls` has presigned URLs of the JUnit XML and the log, minted on every GET and valid until `artifact_urls_expire_at`.
+         * @description For the attempt's candidate and its organization's staff. Poll until the status is final: with `Prefer: wait=N` (RFC 7240; N up to 20 s) the answer waits until the run has ended or N seconds have passed, whichever is first, and says `Preference-Applied: wait=N`; without it, poll with backoff. Once finished, `artifact_urls` has presigned URLs of the JUnit XML and the log, minted on every GET and valid until `artifact_urls_expire_at`.
          */
         get: operations["get_GetRun"];
         put?: never;
@@ -6587,7 +6587,10 @@ export interface operations {
                 /** @description Lifetime of the artifact URLs, 1–3600 s (default 900) */
                 url_ttl_seconds?: number;
             };
-            header?: never;
+            header?: {
+                /** @description `wait=N`: answer once the run has ended, or after N seconds (at most 20); other preferences are ignored */
+                prefer?: string;
+            };
             path: {
                 attempt_id: string;
                 run_id: string;

@@ -6,8 +6,11 @@
 // Saves are paced as the web app's save queue paces someone who keeps typing: one on the way,
 // the next no sooner than 1.5 s after the last was sent. Each save writes the solution with a
 // mark of its own and a note file of its own, so every acknowledged save can be looked for in
-// the frozen submission. Runs are polled as the typed client's users poll (0.25 s doubling to
-// 4 s); scoring is watched by one interviewer counting the task's SCORED attempts, as often.
+// the frozen submission. A run is read with `Prefer: wait=20`, answered at its end, and read
+// again at once while it has not ended; a server that does not wait (no `Preference-Applied`,
+// an older commit's in `bench compare`) is polled as the typed client's users poll (0.25 s
+// doubling to 4 s). Scoring is watched by one interviewer counting the task's SCORED attempts,
+// as often. The runs that did not succeed are printed on stderr with their reasons.
 // Figures (details are the configuration only, so `npm run bench -- compare REF load` pairs them):
 // - load_5xx_responses, load_requests_unanswered (no response at all), load_429_responses;
 // - load_lost_saves: acknowledged saves the frozen submissions do not hold;
@@ -137,22 +140,24 @@ async function candidate(base: string, token: string, taskId: string, solution: 
   return me;
 }
 
-/** Queues a run and polls it until it has ended; its final status. */
+/** Queues a run and reads it until it has ended; its final status, with the reason of one that did not succeed. */
 async function runTests(client: AssayClient, attemptId: string): Promise<string> {
   const path = { attempt_id: attemptId };
   const run = await send("queue a run", 202, false, () => client.POST("/api/v1/attempts/{attempt_id}/runs", { params: { path }, body: { changed_files: [SOLVED] } }));
-  const ended = await pollApi(
-    `run ${run.id}`,
-    async () => {
-      const now = await send("read the run", 200, true, () => client.GET("/api/v1/attempts/{attempt_id}/runs/{run_id}", { params: { path: { ...path, run_id: run.id } } }));
-      return now.status === "queued" || now.status === "RUNNING" ? undefined : now;
-    },
-    DEADLINE_MS,
-  ).catch((e: unknown) => {
-    if (e instanceof CandidateFailed) throw e;
-    return undefined;
-  });
-  return ended?.status ?? "unended at the deadline";
+  const deadline = Date.now() + DEADLINE_MS;
+  for (let interval = 250; Date.now() < deadline; ) {
+    let waited = false;
+    const now = await send("read the run", 200, true, async () => {
+      const answer = await client.GET("/api/v1/attempts/{attempt_id}/runs/{run_id}", { params: { path: { ...path, run_id: run.id }, header: { prefer: "wait=20" } } });
+      waited = answer.response.headers.has("preference-applied");
+      return answer;
+    });
+    if (now.status !== "queued" && now.status !== "RUNNING") return now.status === "SUCCEEDED" ? now.status : `${now.status}: ${now.reason}`;
+    if (waited) continue;
+    await sleep(interval);
+    interval = Math.min(interval * 2, 4000);
+  }
+  return "unended at the deadline";
 }
 
 /** Every SCORED attempt of the task: one page of 100 after another. */
@@ -226,6 +231,8 @@ export default async function loadBench(emit: Emit, args: string[] = []): Promis
 
     const runStatuses = results.flatMap((r) => r.runStatuses);
     const byStatus = runStatuses.reduce<Record<string, number>>((t, s) => ({ ...t, [s]: (t[s] ?? 0) + 1 }), {});
+    // A reason names its run's timings; the first words say what happened.
+    for (const [status, n] of Object.entries(byStatus)) if (status !== "SUCCEEDED") console.error(`[bench] load: ${n} runs ${status.slice(0, 300)}`);
     console.error(`[bench] load: runs ${JSON.stringify(byStatus)}; ${tally.requests} requests from the candidates`);
     const mix = requestMix(stack.output());
     console.error(`[bench] load: the Worker answered ${mix.reduce((n, [, c]) => n + c, 0)} requests, most:`);

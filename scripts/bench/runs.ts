@@ -1,6 +1,8 @@
 // Candidate runs: seconds from POST /attempts/{id}/runs to SUCCEEDED for the demo task
 // (slugify-js PR 1 at its base commit, through the real sandbox runner), BENCH_RUNS (20) runs
-// one after another, polled every 50 ms; beside them the runner's own account of each run and
+// one after another, each read with `Prefer: wait` (answered at its end; a server that does not
+// say `Preference-Applied`, an older commit's in `bench compare`, is polled every 50 ms
+// instead); beside them the runner's own account of each run and
 // the bare test command run directly on this machine against the same files. Against the local
 // stack (BENCH_API_URL with BENCH_REPOHOST_URL, else a stack of its own started with `npm start`).
 import { spawn } from "node:child_process";
@@ -31,16 +33,17 @@ async function newStartedAttempt(base: string, taskId: string): Promise<{ id: st
 let requests = 0;
 
 /** One API call; client IPs rotate so polling every 50 ms meets no per-IP rate limit. */
-async function api(base: string, method: string, path: string, token: string, body?: unknown) {
+async function api(base: string, method: string, path: string, token: string, body?: unknown, extra: Record<string, string> = {}) {
   requests += 1;
   const headers: Record<string, string> = {
     authorization: `Bearer ${token}`,
     "cf-connecting-ip": `10.220.${(requests >> 8) & 255}.${requests & 255}`,
+    ...extra,
   };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await fetch(`${base}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, waited: res.headers.has("preference-applied") };
 }
 
 async function expectStatus(what: string, status: number, call: ReturnType<typeof api>) {
@@ -77,10 +80,12 @@ async function timedRun(base: string, token: string, attemptId: string): Promise
   const created = await expectStatus("queue a run", 202, api(base, "POST", `/attempts/${attemptId}/runs`, token, { changed_files: [] }));
   const deadline = Date.now() + RUN_TIMEOUT_MS;
   for (;;) {
-    const run = await expectStatus("read the run", 200, api(base, "GET", `/attempts/${attemptId}/runs/${String(created.id)}`, token));
+    const read = await api(base, "GET", `/attempts/${attemptId}/runs/${String(created.id)}`, token, undefined, { prefer: "wait=20" });
+    if (read.status !== 200) throw new Error(`read the run: expected 200, got ${read.status} ${JSON.stringify(read.body)}`);
+    const run = read.body;
     if (run.status !== "queued" && run.status !== "RUNNING") return { seconds: (performance.now() - started) / 1000, run };
     if (Date.now() > deadline) throw new Error(`run ${String(created.id)} is still ${String(run.status)}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    if (!read.waited) await new Promise((r) => setTimeout(r, POLL_MS));
   }
 }
 

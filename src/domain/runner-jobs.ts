@@ -235,6 +235,18 @@ export const DEFAULT_LEASE_SECONDS = 30;
 export const MAX_REQUEUES = 3;
 export const DISPATCH_CLAIM_SECONDS = 45;
 
+/**
+ * A candidate waits on every hop between a run's POST and its result, so the two hops on that
+ * path that need no queue are made in the request that comes before them (docs/runner-protocol.md,
+ * "Who owns a job"): a job's first offer in the request that queued it, its owner's handler in
+ * the runner's callback. Each has its queue message all the same, sent this much later, which
+ * finds the work done and is dropped, or does it when the first try did not get there (the
+ * fleet full, the runner unreachable, the isolate gone). The owner's handler may take longer
+ * than an offer, and a second call of it beside the first is harmless but wasted.
+ */
+export const FIRST_OFFER_BACKSTOP_SECONDS = 2;
+export const OWNER_TOLD_BACKSTOP_SECONDS = 10;
+
 /** The lease from the RUNNER_LEASE_SECONDS setting: 2 to 600 s, else the default. */
 export function leaseSeconds(setting: string | undefined): number {
   const n = Number(setting);

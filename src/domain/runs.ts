@@ -255,3 +255,22 @@ export function sweepReason(run: Pick<RunRecord, "created_at" | "timeout_seconds
   const seconds = Math.round((runSweepAt(run, null) - Date.parse(run.created_at)) / 1000);
   return `the sandbox runner did not take the run within ${seconds} s of its creation`;
 }
+
+/** The longest a GET of a run waits for its end (`Prefer: wait`). */
+export const RUN_WAIT_MAX_SECONDS = 20;
+
+/**
+ * Seconds a GET of a run may wait for the run's end, from its `Prefer` header (RFC 7240:
+ * `Prefer: wait=10`, among other preferences), at most RUN_WAIT_MAX_SECONDS; null when the
+ * client did not ask to wait, or asked in a form the RFC does not give.
+ */
+export function preferredWaitSeconds(prefer: string | null): number | null {
+  if (!prefer) return null;
+  for (const preference of prefer.split(",")) {
+    const match = /^\s*wait\s*=\s*"?(\d{1,6})"?\s*(;.*)?$/i.exec(preference);
+    if (!match) continue;
+    const seconds = Number(match[1]);
+    return seconds === 0 ? null : Math.min(seconds, RUN_WAIT_MAX_SECONDS);
+  }
+  return null;
+}

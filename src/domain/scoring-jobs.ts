@@ -75,6 +75,13 @@ export function scoringJobFiles(files: FrozenFile[], hiddenTests: Set<string>, b
   };
 }
 
+/**
+ * A candidate's submit starts scoring in its own request, after the answer; the scoring queue's
+ * message comes this much later, and finds the report begun (or begins it, when that start did
+ * not get there). A submit by the deadline has no request: its message is sent at once.
+ */
+export const SCORING_START_BACKSTOP_SECONDS = 10;
+
 /** The two runs of a scoring round; each job's owner id names its step (stepOwnerId). */
 export const SCORING_STEPS = ["hidden", "workspace"] as const;
 export type ScoringStep = (typeof SCORING_STEPS)[number];

@@ -18,6 +18,7 @@ import { summarizeResult, type FinishedRunnerJob, type RunnerCallback } from "..
 import {
   afterUnreachable,
   DISPATCH_CLAIM_SECONDS,
+  FIRST_OFFER_BACKSTOP_SECONDS,
   fullRetryDelaySeconds,
   heartbeatIntervalMs,
   isFinalStatus,
@@ -26,6 +27,7 @@ import {
   lostJobIds,
   MAX_REQUEUES,
   newRunnerJobId,
+  OWNER_TOLD_BACKSTOP_SECONDS,
   RUNNER_JOB_PRIORITIES,
   runnerJobKeys,
   runnerJobPayload,
@@ -70,19 +72,41 @@ type DispatchMessage = Extract<RunnerQueueMessage, { type: "dispatch" }>;
 /**
  * Creates a runner job and queues its dispatch; once the job has a final status its owner's
  * job-finished handler (flows/job-finished.flow.ts) is called. `id` is given by an owner that
- * stores it before the job exists.
+ * stores it before the job exists. With `offerNow` the caller makes the first offer itself,
+ * by `offerRunnerJob` (in its request's waitUntil, or awaited), and the queue message comes
+ * FIRST_OFFER_BACKSTOP_SECONDS later, for a job that offer did not place.
  */
-export async function enqueueRunnerJob(env: Env, spec: RunnerJobSpec, id: string = newRunnerJobId()): Promise<{ id: string }> {
+export async function enqueueRunnerJob(
+  env: Env,
+  spec: RunnerJobSpec,
+  id: string = newRunnerJobId(),
+  options: { offerNow?: boolean } = {},
+): Promise<{ id: string }> {
   const db = database(env.DB);
   await artifactStorage(env).put(runnerJobKeys(id).spec, JSON.stringify(spec), JSON_TYPE);
   await insertRunnerJob(db, id, spec.kind, spec.owner);
   try {
-    await env.RUNNER_JOBS.send({ type: "dispatch", job_id: id });
+    await env.RUNNER_JOBS.send({ type: "dispatch", job_id: id }, options.offerNow ? { delaySeconds: FIRST_OFFER_BACKSTOP_SECONDS } : {});
   } catch (e) {
     await finishRunnerJob(db, id, { status: "ERROR", reason: `the job could not be queued: ${String(e)}`, result: null });
     throw e;
   }
   return { id };
+}
+
+/**
+ * The first offer of a job queued with `offerNow`, one hop sooner than its queue message. It
+ * never throws and never sends a message of its own: a job it does not place (fleet full,
+ * runner unreachable, an error) is the delayed message's, as every later offer is.
+ */
+export async function offerRunnerJob(env: Env, jobId: string): Promise<void> {
+  try {
+    const job = await findRunnerJob(database(env.DB), jobId);
+    if (!job || job.status !== "queued" || fleetFull.get(runnerJobPriority(job.ownerType), Date.now())) return;
+    await offerOnce(env, job, 0);
+  } catch (e) {
+    log("warn", "runner job: the first offer failed; its queue message offers it", { job_id: jobId, error: String(e) });
+  }
 }
 
 /** A job as it stands; undefined when there is no such job. */
@@ -106,14 +130,13 @@ const fleetFull = new ExpiringCache<RunnerJobPriority, true>(RUNNER_JOB_PRIORITI
 
 /**
  * One delivery of a job's `dispatch` message: offers the job to the runners once, unless it
- * has left the queue or another delivery is offering it. Returns the delay after which the
- * message is to be delivered again, or null when it is done with. Throwing lets go of the job
- * first, so the message's retry can offer it.
+ * has left the queue. Returns the delay after which the message is to be delivered again, or
+ * null when it is done with. Throwing lets go of the job first, so the message's retry can
+ * offer it.
  */
 export async function dispatchRunnerJob(env: Env, message: DispatchMessage, delivery: number): Promise<{ retryDelaySeconds: number } | null> {
   const jobId = message.job_id;
-  const db = database(env.DB);
-  const job = await findRunnerJob(db, jobId);
+  const job = await findRunnerJob(database(env.DB), jobId);
   if (!job) {
     log("warn", "runner job: dispatch of an unknown job", { job_id: jobId });
     return null;
@@ -124,11 +147,23 @@ export async function dispatchRunnerJob(env: Env, message: DispatchMessage, deli
     if (isFinalStatus(job.status) && !job.notifiedAt) await requestNotification(env, jobId);
     return null;
   }
-  const priority = runnerJobPriority(job.ownerType);
-  if (fleetFull.get(priority, Date.now())) return offerLater(env, message, 1);
+  if (fleetFull.get(runnerJobPriority(job.ownerType), Date.now())) return offerLater(env, message, 1);
+  const next = await offerOnce(env, job, delivery);
+  if ("fullFor" in next) return offerLater(env, message, next.fullFor);
+  return next.retryDelaySeconds === undefined ? null : { retryDelaySeconds: next.retryDelaySeconds };
+}
+
+/**
+ * Claims a queued job and offers it to the runners once: what is left for its message to do.
+ * A job another offer holds is looked at again once that claim has run out (that offer may not
+ * place it, and it may have no message of its own: a first offer's).
+ */
+async function offerOnce(env: Env, job: RunnerJobRow, delivery: number): Promise<{ fullFor: number } | { retryDelaySeconds?: number }> {
+  const db = database(env.DB);
+  const jobId = job.id;
   if (!(await claimForDispatch(db, jobId, Date.now(), DISPATCH_CLAIM_SECONDS))) {
     log("info", "runner job: another delivery is offering it", { job_id: jobId });
-    return null;
+    return { retryDelaySeconds: DISPATCH_CLAIM_SECONDS };
   }
   let result: DispatchResult;
   try {
@@ -146,26 +181,26 @@ export async function dispatchRunnerJob(env: Env, message: DispatchMessage, deli
   const fields = { job_id: jobId, attempt: delivery, detail };
   if (verdict === "accepted") {
     log("info", "runner job: dispatched", fields);
-    return null;
+    return {};
   }
   if (verdict === "refused") {
     log("error", "runner job: refused by the runner", fields);
     await giveUpRunnerJob(env, jobId, `the sandbox runner refused the job: ${detail}`);
-    return null;
+    return {};
   }
   if (verdict === "full") {
     await releaseClaim(db, jobId, false);
     const retryAfter = retryAfterSeconds ?? 1;
-    fleetFull.set(priority, true, Date.now() + retryAfter * 1000);
+    fleetFull.set(runnerJobPriority(job.ownerType), true, Date.now() + retryAfter * 1000);
     log("info", "runner job: the runners are full, offering it again later", fields);
-    return offerLater(env, message, retryAfter);
+    return { fullFor: retryAfter };
   }
   const failures = await releaseClaim(db, jobId, true);
   const next = afterUnreachable(failures, detail);
   if ("giveUp" in next) {
     log("error", "runner job: runner unreachable, giving up", fields);
     await giveUpRunnerJob(env, jobId, next.giveUp);
-    return null;
+    return {};
   }
   log("warn", "runner job: runner unreachable, retrying", { ...fields, failures, delay_s: next.retryDelaySeconds });
   return next;
@@ -247,8 +282,8 @@ export async function requeueLostJobs(env: Env, nowMs: number): Promise<void> {
 }
 
 /** Queues the call of the owner's job-finished handler; the consumer makes it at least once. */
-async function requestNotification(env: Env, jobId: string): Promise<void> {
-  await env.RUNNER_JOBS.send({ type: "notify", job_id: jobId });
+async function requestNotification(env: Env, jobId: string, delaySeconds = 0): Promise<void> {
+  await env.RUNNER_JOBS.send({ type: "notify", job_id: jobId }, { delaySeconds });
 }
 
 /** Ends a job as ERROR from the Worker's side, unless a result got there first. */
@@ -263,7 +298,9 @@ export type RecordRefusal = { refused: "unknown_job" | "kind_mismatch"; detail: 
 
 /**
  * Stores a runner's result on its job exactly once. A repeated or late result (the job is
- * already final) changes nothing; `recorded` says whether this one was stored.
+ * already final) changes nothing; `recorded` says whether this one was stored, and then the
+ * caller calls the owner's handler (callJobFinishedHandler) itself: its queue message follows
+ * OWNER_TOLD_BACKSTOP_SECONDS later, for a call that did not run to the end.
  */
 export async function recordRunnerResult(
   env: Env,
@@ -284,7 +321,7 @@ export async function recordRunnerResult(
   await artifactStorage(env).put(runnerJobKeys(job.id).result, JSON.stringify(result), JSON_TYPE);
   const outcome = { status: result.status, reason: result.reason, result: summarizeResult(result) };
   if (await finishRunnerJob(db, job.id, outcome)) {
-    await requestNotification(env, job.id);
+    await requestNotification(env, job.id, OWNER_TOLD_BACKSTOP_SECONDS);
     return { status: result.status, recorded: true };
   }
   const now = await findRunnerJob(db, job.id);

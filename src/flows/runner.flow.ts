@@ -4,15 +4,24 @@ import { accept, refuse, type Outcome } from "../domain/outcome";
 import { executionObject, SOCKET_HEADERS } from "../durable/execution/execution-object";
 import type { Env } from "../env";
 import { checkExecutionConnectToken } from "../services/runner/connect-token";
+import { tellOwnerNow } from "./job-finished.flow";
 import { recordRunnerResult, renewRunnerLeases } from "./runner-jobs.flow";
 
 // What the sandbox runners ask of the service (docs/runner-protocol.md): their requests are
 // signed, and checked before these are called, except the dial-in, whose token is its credential.
 
-/** A runner's result, stored on its job exactly once; refused for no such job or one of another kind. */
-export async function reportRunnerResult(env: Env, result: RunnerCallback): Promise<Outcome<{ status: RunnerJobStatus; recorded: boolean }>> {
+/**
+ * A runner's result, stored on its job exactly once; refused for no such job or one of another
+ * kind. The job's owner is told after the answer, in `exec`'s waitUntil.
+ */
+export async function reportRunnerResult(
+  env: Env,
+  exec: Pick<ExecutionContext, "waitUntil">,
+  result: RunnerCallback,
+): Promise<Outcome<{ status: RunnerJobStatus; recorded: boolean }>> {
   const outcome = await recordRunnerResult(env, result);
   if ("refused" in outcome) return refuse(outcome.refused === "unknown_job" ? "not_found" : "conflict", outcome.detail);
+  if (outcome.recorded) exec.waitUntil(tellOwnerNow(env, result.job_id));
   return accept(outcome);
 }
 

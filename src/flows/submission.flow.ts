@@ -12,6 +12,7 @@ import type { Env } from "../env";
 import { readTarFiles, TarLimitError } from "../services/repohost/tar";
 import { artifactStorage } from "../services/storage/artifact-storage";
 import { sha256Hex } from "../lib/digest";
+import { startScoringNow } from "./scoring/scoring-start.flow";
 
 /**
  * Base files a diff within the overlay's limits can start from: what it changes or renames
@@ -43,9 +44,22 @@ async function baseFiles(env: Env, taskId: string, paths: string[]): Promise<Out
  * Submits an attempt (docs/api.md, "Submit by diff"). With an empty git_diff the saved
  * overlay is the submission. Otherwise the diff is: it is checked and applied to the task's
  * base here, and its files replace the overlay in the object's step that locks the attempt,
- * so a diff that is refused leaves the attempt as it was.
+ * so a diff that is refused leaves the attempt as it was. Scoring starts after the answer, in
+ * `exec`'s waitUntil; the scoring queue's message follows for a start that did not get there.
  */
-export async function submitAttempt(env: Env, attemptId: string, actor: AttemptActor, payload: SubmissionPayload): Promise<Outcome<AttemptRecord>> {
+export async function submitAttempt(
+  env: Env,
+  exec: Pick<ExecutionContext, "waitUntil">,
+  attemptId: string,
+  actor: AttemptActor,
+  payload: SubmissionPayload,
+): Promise<Outcome<AttemptRecord>> {
+  const submitted = await submitToObject(env, attemptId, actor, payload);
+  if (submitted.ok) exec.waitUntil(startScoringNow(env, attemptId));
+  return submitted;
+}
+
+async function submitToObject(env: Env, attemptId: string, actor: AttemptActor, payload: SubmissionPayload): Promise<Outcome<AttemptRecord>> {
   const object = attemptObject(env, attemptId);
   if (!payload.git_diff) return object.submit(actor, payload, null);
 

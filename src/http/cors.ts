@@ -1,7 +1,7 @@
 import type { Env } from "../env";
 
-const ALLOWED_HEADERS = "Authorization, Content-Type, X-Request-Id";
-const EXPOSED_HEADERS = "X-Request-Id, Retry-After, WWW-Authenticate";
+const ALLOWED_HEADERS = "Authorization, Content-Type, X-Request-Id, Prefer";
+const EXPOSED_HEADERS = "X-Request-Id, Retry-After, WWW-Authenticate, Preference-Applied";
 
 function allowedOrigin(request: Request, env: Env): string | undefined {
   const origin = request.headers.get("origin");

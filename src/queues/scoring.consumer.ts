@@ -1,6 +1,6 @@
 import { backoffSeconds } from "../domain/backoff";
 import type { Env } from "../env";
-import { recordStartFailure, ScoringStartError, startScoring } from "../flows/scoring/scoring-start.flow";
+import { recordStartFailure, startScoringOrSayWhyNot } from "../flows/scoring/scoring-start.flow";
 import { log } from "../lib/log";
 import { consumeEach } from "./consume";
 import type { ScoringMessage } from "../domain/queue-messages";
@@ -19,12 +19,7 @@ export function consumeScoring(batch: MessageBatch<ScoringMessage>, env: Env): P
   return consumeEach(batch, {
     ...common,
     async handle(message) {
-      try {
-        await startScoring(env, message.body.attempt_id, message.body.rescore === true);
-      } catch (e) {
-        if (!(e instanceof ScoringStartError)) throw e;
-        await recordStartFailure(env, message.body.attempt_id, `Scoring could not be started: ${e.message}.`);
-      }
+      await startScoringOrSayWhyNot(env, message.body.attempt_id, message.body.rescore === true);
       message.ack();
     },
   });

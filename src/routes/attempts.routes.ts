@@ -225,10 +225,10 @@ export class SubmitAttempt extends IdeSessionEndpoint {
     },
   };
 
-  async run({ env, db, principal }: IdeSessionContext) {
+  async run({ env, exec, db, principal }: IdeSessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const actor = await actorOf(db, principal, params.attempt_id);
-    return json(unwrap(await submitAttempt(env, params.attempt_id, actor, body)), 202);
+    return json(unwrap(await submitAttempt(env, exec, params.attempt_id, actor, body)), 202);
   }
 }
 

@@ -41,9 +41,9 @@ export class PostRunnerCallback extends RunnerSignedEndpoint {
     },
   };
 
-  async run({ env }: RouteContext) {
+  async run({ env, exec }: RouteContext) {
     const { body } = await this.getValidatedData<typeof this.schema>();
-    const { status, recorded } = unwrap(await reportRunnerResult(env, body));
+    const { status, recorded } = unwrap(await reportRunnerResult(env, exec, body));
     return { job_id: body.job_id, status, recorded };
   }
 }

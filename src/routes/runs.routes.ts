@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { RUN_LIMITS, RUN_STATUSES, runStatus, type RunRecord } from "../domain/runs";
+import { preferredWaitSeconds, RUN_LIMITS, RUN_STATUSES, RUN_WAIT_MAX_SECONDS, runStatus, type RunRecord } from "../domain/runs";
 import { createRun } from "../flows/runs/run-create.flow";
-import { runDetail, runListing, type RunJobState } from "../flows/runs/run-read.flow";
+import { awaitRunEnd, runDetail, runListing, type RunJobState } from "../flows/runs/run-read.flow";
 import { jsonContent, jsonResponse, SessionEndpoint, type SessionContext } from "../http/endpoint";
 import { ErrorSchema, json } from "../http/errors";
 import { pageEnvelope, paginate, paginationQuery } from "../http/paging";
@@ -134,10 +134,10 @@ export class CreateRun extends SessionEndpoint {
     },
   };
 
-  async run({ env, db, caller }: SessionContext) {
+  async run({ env, exec, db, caller }: SessionContext) {
     const { params, body } = await this.getValidatedData<typeof this.schema>();
     const attempt = await ownAttempt(db, caller, params.attempt_id);
-    const record = unwrap(await createRun(env, attempt, { changed_files: body.changed_files, timeout_seconds: body.timeout_seconds }));
+    const record = unwrap(await createRun(env, exec, attempt, { changed_files: body.changed_files, timeout_seconds: body.timeout_seconds }));
     return json(runView(record, null), 202, { Location: `/api/v1/attempts/${attempt.id}/runs/${record.id}` });
   }
 }
@@ -148,7 +148,9 @@ export class GetRun extends SessionEndpoint {
     tags: ["runs"],
     summary: "One run: status, counts, per-test results, timings, artifact URLs",
     description:
-      "For the attempt's candidate and its organization's staff. Poll with backoff until the status is final. " +
+      "For the attempt's candidate and its organization's staff. Poll until the status is final: with " +
+      `\`Prefer: wait=N\` (RFC 7240; N up to ${RUN_WAIT_MAX_SECONDS} s) the answer waits until the run has ended or N ` +
+      "seconds have passed, whichever is first, and says `Preference-Applied: wait=N`; without it, poll with backoff. " +
       "Once finished, `artifact_urls` has presigned URLs of the JUnit XML and the log, minted on every GET and " +
       "valid until `artifact_urls_expire_at`.",
     request: {
@@ -156,13 +158,22 @@ export class GetRun extends SessionEndpoint {
       query: z.object({
         url_ttl_seconds: UrlTtl,
       }),
+      headers: z.object({
+        prefer: z
+          .string()
+          .optional()
+          .describe(`\`wait=N\`: answer once the run has ended, or after N seconds (at most ${RUN_WAIT_MAX_SECONDS}); other preferences are ignored`),
+      }),
     },
     responses: { "200": jsonResponse("The run", RunDetailSchema), "404": notFound },
   };
 
-  async run({ env, db, caller }: SessionContext) {
+  async run({ request, env, db, caller }: SessionContext) {
     const { params, query } = await this.getValidatedData<typeof this.schema>();
     const { attempt } = await visibleAttempt(db, caller, params.attempt_id);
+    // Read from the request: the header is documented above, and an unknown preference is ignored (RFC 7240), never a 422.
+    const wait = preferredWaitSeconds(request.headers.get("prefer"));
+    if (wait !== null) await awaitRunEnd(env, attempt.id, params.run_id, wait);
     const { record, job, results } = unwrap(await runDetail(env, attempt.id, params.run_id, query.url_ttl_seconds));
     let detail: z.infer<typeof RunDetailSchema> = { ...runView(record, job), tests: [], artifact_urls: null, artifact_urls_expire_at: null };
     if (record.status !== "queued") {
@@ -173,7 +184,7 @@ export class GetRun extends SessionEndpoint {
       }
     }
     // The artifact URLs are credentials for as long as they live.
-    return json(detail, 200, { "Cache-Control": "no-store" });
+    return json(detail, 200, { "Cache-Control": "no-store", ...(wait !== null && { "Preference-Applied": `wait=${wait}`, Vary: "Prefer" }) });
   }
 }
 

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
 import { findRunnerJob, finishRunnerJob, markDispatched } from "../../src/db/runner-jobs.queries";
 import { summarizeResult } from "../../src/domain/runner-callback";
-import { DISPATCH_ATTEMPTS, MAX_REQUEUES, runnerJobKeys, stepOwnerId } from "../../src/domain/runner-jobs";
+import { DISPATCH_ATTEMPTS, DISPATCH_CLAIM_SECONDS, MAX_REQUEUES, runnerJobKeys, stepOwnerId } from "../../src/domain/runner-jobs";
 import { runnerJobs } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 import worker from "../../src/index";
@@ -257,7 +257,7 @@ describe("a fleet of runners: backpressure, claims and leases", () => {
     }
   });
 
-  it("two deliveries of one job at once: only one offers it to the runners", async () => {
+  it("two deliveries of one job at once: only one offers it; the other looks again once the claim has run out", async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const fake = runner(async (job) => {
@@ -267,12 +267,16 @@ describe("a fleet of runners: backpressure, claims and leases", () => {
     const { id } = await createJob();
     const first = deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
     await eventually(() => (fake.calls.length === 1 ? true : undefined));
+    // The offer holding the job may not place it (and a first offer has no message of its own).
     const second = await deliver("runner-jobs", { type: "dispatch", job_id: id }, 1);
-    expect(second.explicitAcks).toEqual(["msg-1"]);
+    expect(second.retryMessages).toEqual([{ msgId: "msg-1" }]);
+    expect(second.retryDelay).toBe(DISPATCH_CLAIM_SECONDS);
     release();
     await first;
     expect(fake.calls).toHaveLength(1);
     expect(await row(id)).toMatchObject({ status: "dispatched", runnerId: "rnr_a", attempts: 1 });
+    expect((await deliver("runner-jobs", { type: "dispatch", job_id: id }, 2)).explicitAcks).toEqual(["msg-2"]);
+    expect(fake.calls).toHaveLength(1);
   });
 
   it("a delivery that throws lets go of the job, so the retry can offer it", async () => {

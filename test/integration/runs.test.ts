@@ -9,7 +9,7 @@ import { DISPATCH_ATTEMPTS, runnerJobKeys, type RunnerJobSpec } from "../../src/
 import { DISPATCH_WINDOW_MS, RUN_SWEEP_MARGIN_MS } from "../../src/domain/runs";
 import worker from "../../src/index";
 import type { NotificationQueueMessage, RunnerQueueMessage } from "../../src/domain/queue-messages";
-import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, submit, type TestUser } from "../support/worker/attempts";
+import { assign, attemptStub, b64, createAttempt, openIdeSession, patchChanges, signIn, startedAttemptOnReadyTask, submit, type TestUser } from "../support/worker/attempts";
 import { call, errorBody } from "../support/worker/client";
 import { eventually } from "../support/worker/client";
 import { accepted, fakeRunner } from "../support/worker/fake-runner";
@@ -50,17 +50,7 @@ beforeAll(() => {
 afterAll(() => vi.restoreAllMocks());
 
 
-/** A started attempt on a READY task as the import pipeline leaves it, with its candidate and an interviewer. */
-async function startedAttempt() {
-  const orgId = `org-${crypto.randomUUID().slice(0, 8)}`;
-  const interviewer = await signIn({ role: "interviewer", org_id: orgId });
-  const candidate = await signIn();
-  const task = await insertReadyTask(orgId);
-  await assign(task.id, candidate);
-  const attempt = await createAttempt(candidate, task.id);
-  expect((await call(`/api/v1/attempts/${attempt.id}/start`, { method: "POST", token: candidate.token })).status).toBe(200);
-  return { interviewer, candidate, task, attemptId: attempt.id };
-}
+const startedAttempt = startedAttemptOnReadyTask;
 
 const postRun = (user: TestUser, attemptId: string, body: Record<string, unknown> = { changed_files: [] }) =>
   call(`/api/v1/attempts/${attemptId}/runs`, { method: "POST", token: user.token, body });
@@ -323,6 +313,43 @@ describe("a finished run", () => {
     await sleep(Date.parse(brief.artifact_urls_expire_at!) - Date.now() + 1100);
     expect((await callPresigned(brief.artifact_urls!.junit!)).status).toBe(403);
     expect((await call(`/api/v1/attempts/${attemptId}/runs/${run.id}?url_ttl_seconds=3601`, { token: candidate.token })).status).toBe(422);
+  });
+
+  it("Prefer: wait answers once the run has ended, said in Preference-Applied; an ended run at once; without it, no wait", async () => {
+    const { candidate, attemptId } = await startedAttempt();
+    const run = await queuedRun(candidate, attemptId);
+    const job = await dispatchedJob(run.id);
+    const path = `/api/v1/attempts/${attemptId}/runs/${run.id}`;
+    const plain = await call(path, { token: candidate.token });
+    expect((await plain.json()) as RunJson).toMatchObject({ status: "RUNNING" });
+    expect(plain.headers.get("preference-applied")).toBeNull();
+
+    const waiting = call(path, { token: candidate.token, headers: { prefer: "respond-async, wait=20" } });
+    // The GET is in the object's list of waiters before the result is reported.
+    await eventually(() => runInDurableObject(attemptStub(attemptId), (object) => ((object as unknown as { runWaiters: Map<string, Set<unknown>> }).runWaiters.get(run.id)?.size === 1 ? true : undefined)));
+    expect((await (await postCallback(JSON.stringify(callbackFor(job.id)))).json())).toMatchObject({ recorded: true });
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(answered.headers.get("preference-applied")).toBe("wait=20");
+    expect((await answered.json()) as RunJson).toMatchObject({ status: "SUCCEEDED", counts: { total: 2, passed: 1 } });
+    await runInDurableObject(attemptStub(attemptId), (object) => {
+      expect((object as unknown as { runWaiters: Map<string, unknown> }).runWaiters.size).toBe(0);
+    });
+
+    const ended = await call(path, { token: candidate.token, headers: { prefer: "wait=20" } });
+    expect((await ended.json()) as RunJson).toMatchObject({ status: "SUCCEEDED" });
+  });
+
+  it("Prefer: wait on a run that does not end answers it as it stands after N seconds; another's run is still a 404", async () => {
+    const { candidate, attemptId } = await startedAttempt();
+    const run = await queuedRun(candidate, attemptId);
+    await dispatchedJob(run.id);
+    const res = await call(`/api/v1/attempts/${attemptId}/runs/${run.id}`, { token: candidate.token, headers: { prefer: "wait=1" } });
+    expect(res.headers.get("preference-applied")).toBe("wait=1");
+    expect((await res.json()) as RunJson).toMatchObject({ status: "RUNNING" });
+    const stranger = await signIn();
+    expect((await call(`/api/v1/attempts/${attemptId}/runs/${run.id}`, { token: stranger.token, headers: { prefer: "wait=20" } })).status).toBe(404);
+    expect((await call(`/api/v1/attempts/${attemptId}/runs/run_${"0".repeat(32)}`, { token: candidate.token, headers: { prefer: "wait=20" } })).status).toBe(404);
   });
 
   it("a repeated or late report changes nothing", async () => {

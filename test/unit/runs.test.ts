@@ -5,9 +5,11 @@ import {
   inFlightRefusal,
   newRunId,
   parseRunOwnerId,
+  preferredWaitSeconds,
   runOwnerId,
   RUN_LIMITS,
   RUN_SWEEP_MARGIN_MS,
+  RUN_WAIT_MAX_SECONDS,
   runFiles,
   runJobSpec,
   runStatus,
@@ -161,5 +163,25 @@ describe("the sweep of runs without a result", () => {
     const dispatched = "2026-01-01T10:03:00.000Z";
     expect(runSweepAt(run, dispatched)).toBe(Date.parse(dispatched) + 120_000 + RUN_SWEEP_MARGIN_MS);
     expect(sweepReason(run, dispatched)).toMatch(/^no result from the sandbox runner within 420 s of handing it the run \(its time limit is 120 s\)/);
+  });
+});
+
+describe("a GET's wait for the run's end (Prefer: wait, RFC 7240)", () => {
+  it("reads wait=N among other preferences, in any case and spacing, quoted or not, with parameters", () => {
+    expect(preferredWaitSeconds("wait=5")).toBe(5);
+    expect(preferredWaitSeconds("respond-async, WAIT = 12")).toBe(12);
+    expect(preferredWaitSeconds('return=minimal, wait="3"')).toBe(3);
+    expect(preferredWaitSeconds("wait=4; foo=bar")).toBe(4);
+  });
+
+  it("waits at most RUN_WAIT_MAX_SECONDS however long is asked", () => {
+    expect(preferredWaitSeconds("wait=3600")).toBe(RUN_WAIT_MAX_SECONDS);
+    expect(preferredWaitSeconds("wait=999999")).toBe(RUN_WAIT_MAX_SECONDS);
+  });
+
+  it("no wait without a header, for wait=0, or for a value the RFC does not give (negative, fractional, not a number, too long)", () => {
+    for (const prefer of [null, "", "wait=0", "wait=-1", "wait=1.5", "wait=soon", "wait", "wait=1234567", "respond-async", "nowait=5"]) {
+      expect(preferredWaitSeconds(prefer)).toBeNull();
+    }
   });
 });

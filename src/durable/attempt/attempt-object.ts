@@ -10,6 +10,7 @@ import { KEYSTROKE_LIMITS, type KeystrokeEdit, type KeystrokeItem, type Recordin
 import { planOverlay, type OverlayEntry } from "../../domain/overlay";
 import { runFiles, type EndedRun, type RunOutcome } from "../../domain/runs";
 import type { OverlayFile } from "../../domain/runner-jobs";
+import { SCORING_START_BACKSTOP_SECONDS } from "../../domain/scoring-jobs";
 import { PING, PONG, type LiveNote, type LiveParticipant } from "../../../protocol/socket-messages";
 import type { Env } from "../../env";
 import { constantTimeEqual } from "../../lib/hmac";
@@ -93,6 +94,8 @@ export abstract class AttemptObject extends DurableObject<Env> {
   /** How a live session reads the task's snapshot (a flow's), which the class the Worker exports gives it. */
   protected abstract readonly liveSnapshot: LiveSnapshot;
   private liveSession: LiveSession | undefined;
+  /** Wake-ups of the GETs waiting for a run's end (waitForRunEnd), by run id. */
+  private readonly runWaiters = new Map<string, Set<() => void>>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -168,7 +171,8 @@ export abstract class AttemptObject extends DurableObject<Env> {
     await this.saveLiveEdits();
     const autoSubmitted = this.autoSubmitIfOverdue(Date.now());
     const outcome = this.submitNow(actor, payload, diffFiles);
-    if (autoSubmitted || outcome.ok) await this.syncOutside();
+    // The caller starts scoring a submit of its own (submission.flow.ts); the queue's message follows.
+    if (autoSubmitted || outcome.ok) await this.syncOutside(autoSubmitted ? 0 : SCORING_START_BACKSTOP_SECONDS);
     return outcome.ok ? accept(currentAttempt(this.sql)) : outcome;
   }
 
@@ -281,6 +285,27 @@ export abstract class AttemptObject extends DurableObject<Env> {
   }
 
   /**
+   * Resolves once the run has ended, or after `waitMs`, whichever comes first: a GET of the run
+   * that asked to wait (`Prefer: wait`). The waiters live in memory only: an object that goes
+   * away ends the call, and the GET answers the run as it stands.
+   */
+  async waitForRunEnd(runId: string, waitMs: number): Promise<void> {
+    if (readStoredRun(this.sql, runId)?.record.status !== "queued") return;
+    const waiters = this.runWaiters.get(runId) ?? new Set<() => void>();
+    this.runWaiters.set(runId, waiters);
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.runWaiters.get(runId) === waiters) this.runWaiters.delete(runId);
+        resolve();
+      };
+      const timer = setTimeout(done, waitMs);
+      waiters.add(done);
+    });
+  }
+
+  /**
    * Records how a run's job ended; a repeated or late report changes nothing. Runs finish
    * after submission too. Returns the run once it has ended, by this call or an earlier one.
    */
@@ -288,6 +313,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
     if (finishQueuedRun(this.sql, runId, jobId, outcome)) {
       const run = readStoredRun(this.sql, runId);
       if (run) broadcastLive(this.ctx, liveRunMessage(run.record));
+      this.wakeRunWaiters();
       await this.syncOutside();
     }
     return endedRun(this.sql, runId);
@@ -381,6 +407,7 @@ export abstract class AttemptObject extends DurableObject<Env> {
     if (liveDue !== null && liveDue <= Date.now()) await this.saveLiveEdits();
     this.autoSubmitIfOverdue(Date.now());
     await sweepDueRuns(this.env, this.sql, this.runnerJobs, Date.now());
+    this.wakeRunWaiters();
     await this.syncOutside();
   }
 
@@ -448,9 +475,17 @@ export abstract class AttemptObject extends DurableObject<Env> {
     if (liveSaveDue(this.sql) !== null) await this.live.flush();
   }
 
+  /** Answers the waiting GETs of every run that has ended. */
+  private wakeRunWaiters(): void {
+    for (const [runId, waiters] of this.runWaiters) {
+      if (readStoredRun(this.sql, runId)?.record.status === "queued") continue;
+      for (const wake of [...waiters]) wake();
+    }
+  }
+
   /** Brings D1, the scoring queue and the alarm up to the stored state, one sync after another. */
-  private syncOutside(): Promise<void> {
-    const sync = this.syncing.then(() => syncChangeOutside(this.env, this.ctx.storage));
+  private syncOutside(scoringDelaySeconds = 0): Promise<void> {
+    const sync = this.syncing.then(() => syncChangeOutside(this.env, this.ctx.storage, scoringDelaySeconds));
     this.syncing = sync.catch(() => undefined);
     return sync;
   }

@@ -18,13 +18,13 @@ export const RETRY_BY_ALARM_MS = 30_000;
  * the runs' write-through. On failure the alarm tries again; the deadline alarm, the
  * runs' sweeps and the live edits' save are kept either way.
  */
-export async function syncChangeOutside(env: Env, storage: DurableObjectStorage): Promise<void> {
+export async function syncChangeOutside(env: Env, storage: DurableObjectStorage, scoringDelaySeconds = 0): Promise<void> {
   const sql = storage.sql;
   let failed = false;
   try {
     await storeSubmissionSummary(sql);
     await writeAttemptToD1(env, sql);
-    await enqueueScoring(env, sql);
+    await enqueueScoring(env, sql, scoringDelaySeconds);
     await writeRunsToD1(env, sql);
   } catch (e) {
     failed = true;
@@ -75,9 +75,9 @@ async function writeRunsToD1(env: Env, sql: SqlStorage): Promise<void> {
   }
 }
 
-async function enqueueScoring(env: Env, sql: SqlStorage): Promise<void> {
+async function enqueueScoring(env: Env, sql: SqlStorage, delaySeconds: number): Promise<void> {
   const row = readAttempt(sql);
   if (!row || row.status !== "SUBMITTED" || row.submission === null || row.scoring_enqueued_at !== null) return;
-  await env.SCORING.send({ attempt_id: row.id });
+  await env.SCORING.send({ attempt_id: row.id }, { delaySeconds });
   sql.exec("UPDATE attempt SET scoring_enqueued_at = ?", iso(Date.now()));
 }

@@ -5,6 +5,7 @@ import { accept, refuse, type Outcome } from "../../domain/outcome";
 import type { RunRecord } from "../../domain/runs";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { Env } from "../../env";
+import { log } from "../../lib/log";
 import { runnerJob } from "../runner-jobs.flow";
 import { runResults } from "./run-results.flow";
 
@@ -29,6 +30,19 @@ export async function runDetail(env: Env, attemptId: string, runId: string, urlT
   const job = jobId ? await runnerJob(env, jobId) : undefined;
   const results = record.status !== "queued" && jobId && record.result ? await runResults(env, jobId, record.result, urlTtlSeconds) : null;
   return accept({ record, job: job ? { status: job.status, dispatchedAt: job.dispatchedAt } : null, results });
+}
+
+/**
+ * Returns once the run has ended or `seconds` have passed (a GET's `Prefer: wait`), from its
+ * attempt's object, which wakes its waiters as it records the end. An object that went away
+ * meanwhile only ends the wait early.
+ */
+export async function awaitRunEnd(env: Env, attemptId: string, runId: string, seconds: number): Promise<void> {
+  try {
+    await attemptObject(env, attemptId).waitForRunEnd(runId, seconds * 1000);
+  } catch (e) {
+    log("warn", "run: the wait for its end was cut short", { attempt_id: attemptId, run_id: runId, error: String(e) });
+  }
 }
 
 /** The attempt's runs, newest first, from D1's mirror. */

@@ -12,10 +12,11 @@ import type { AttemptRecord } from "../../domain/attempts";
 import { attemptObject } from "../../durable/attempt/attempt-object";
 import type { SubmittedWork } from "../../durable/attempt/attempt-types";
 import type { Env } from "../../env";
-import { enqueueRunnerJob } from "../runner-jobs.flow";
+import { enqueueRunnerJob, offerRunnerJob } from "../runner-jobs.flow";
 import { artifactStorage } from "../../services/storage/artifact-storage";
 import { notificationsFor } from "../../domain/notifications";
 import { notify } from "../notify.flow";
+import { log } from "../../lib/log";
 
 /** Scoring cannot start and retrying will not change that: the attempt shows why. */
 export class ScoringStartError extends Error {
@@ -27,16 +28,18 @@ const SCORING_LIMITS = { wall_ms: 300_000, cpu_ms: 600_000 };
 
 /**
  * Starts scoring an attempt: a new score report unless one is already in progress or done
- * (`rescore` asks for a new one regardless). Delivery is at least once, so a repeated message
- * finds the report and does nothing.
+ * (`rescore` asks for a new one regardless). Called at least once: by the submit's request and
+ * by the queue's message after it (each may repeat), so a repeated start finds the report
+ * begun and does nothing, not even the notices and the similarity its first start asked for.
  */
 export async function startScoring(env: Env, attemptId: string, rescore: boolean): Promise<void> {
+  const db = database(env.DB);
+  const latest = await latestScore(db, attemptId);
+  if (!rescore && latest && (latest.status !== "scoring" || latest.hiddenJobId)) return;
   const work = await submittedWork(env, attemptId);
   await noticeSubmission(env, work.record);
   // Every submission passes here, so its similarity is asked for here: beside scoring, never part of it.
   if (!rescore) await env.SIMILARITY.send({ attempt_id: attemptId });
-  const db = database(env.DB);
-  const latest = await latestScore(db, attemptId);
   let scoreId: string;
   if (latest?.status === "scoring") {
     // Resume a report whose jobs were never queued (the previous delivery stopped halfway).
@@ -47,6 +50,28 @@ export async function startScoring(env: Env, attemptId: string, rescore: boolean
     scoreId = await insertScore(db, attemptId, { status: "scoring" });
   }
   await runScoringJobs(env, scoreId, work);
+}
+
+/** startScoring; a start that retrying cannot help is recorded on the attempt's report as failed, with why. */
+export async function startScoringOrSayWhyNot(env: Env, attemptId: string, rescore: boolean): Promise<void> {
+  try {
+    await startScoring(env, attemptId, rescore);
+  } catch (e) {
+    if (!(e instanceof ScoringStartError)) throw e;
+    await recordStartFailure(env, attemptId, `Scoring could not be started: ${e.message}.`);
+  }
+}
+
+/**
+ * Scoring started by the submit's own request, a queue hop sooner than its message; a failure
+ * is left to that message (and to the object's sync, which sends it).
+ */
+export async function startScoringNow(env: Env, attemptId: string): Promise<void> {
+  try {
+    await startScoringOrSayWhyNot(env, attemptId, false);
+  } catch (e) {
+    log("warn", "scoring: the start beside the submit failed; the scoring queue's message starts it", { attempt_id: attemptId, error: String(e) });
+  }
 }
 
 /** All that scoring reads of a submitted attempt, from its object in one call. */
@@ -84,6 +109,8 @@ export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedW
     runtime: jobRuntime(task.settings).runtime,
   };
   const framework = TEST_FRAMEWORKS.find((f) => f === task.testFramework) ?? "auto";
+  // Both are offered here once their ids are on the score, each a queue hop sooner than its message.
+  const offerNow = { offerNow: true };
   const hidden = await enqueueRunnerJob(env, {
     ...common,
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "hidden") },
@@ -91,7 +118,7 @@ export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedW
     patches: [testPatch],
     // The solution's changes to the harness (a config, a setup file) are the task's harness: validation ran with them.
     test: { framework, command: task.testCommand, files: testFiles, canaries: true, harness_patch: solutionPatch ?? null },
-  });
+  }, undefined, offerNow);
   const workspace = await enqueueRunnerJob(env, {
     ...common,
     owner: { owner_type: "scoring", owner_id: stepOwnerId(scoreId, "workspace") },
@@ -99,9 +126,10 @@ export async function runScoringJobs(env: Env, scoreId: string, work: SubmittedW
     test: { framework, command: task.testCommand, coverage: true },
     coverage_files: jobFiles.coverageFiles,
     lint: { files: jobFiles.lintFiles },
-  });
+  }, undefined, offerNow);
   const latest = await latestScore(db, attemptId);
   await updateScoring(db, scoreId, { hiddenJobId: hidden.id, workspaceJobId: workspace.id, tries: (latest?.id === scoreId ? latest.tries : 0) + 1 });
+  await Promise.all([offerRunnerJob(env, hidden.id), offerRunnerJob(env, workspace.id)]);
 }
 
 /** Scoring that never got its runner jobs: the attempt's report shows it failed, with why. */

@@ -83,6 +83,18 @@ export async function startedAttempt(opts: Parameters<typeof seedTask>[2] = {}) 
   return { ...setup, attempt: (await res.json()) as AttemptJson };
 }
 
+/** A started attempt on a READY task as the import pipeline leaves it, with its candidate and an interviewer. */
+export async function startedAttemptOnReadyTask() {
+  const orgId = `org-${crypto.randomUUID().slice(0, 8)}`;
+  const interviewer = await signIn({ role: "interviewer", org_id: orgId });
+  const candidate = await signIn();
+  const task = await insertReadyTask(orgId);
+  await assign(task.id, candidate);
+  const attempt = await createAttempt(candidate, task.id);
+  expect((await call(`/api/v1/attempts/${attempt.id}/start`, { method: "POST", token: candidate.token })).status).toBe(200);
+  return { interviewer, candidate, task, attemptId: attempt.id };
+}
+
 export function patchChanges(user: TestUser, attemptId: string, changes: Record<string, unknown>) {
   return call(`/api/v1/attempts/${attemptId}/changes`, { method: "PATCH", token: user.token, body: { changes } });
 }
