@@ -99,12 +99,13 @@ export function save(client: AssayClient, attemptId: string, files: Record<strin
   return ok(client.PATCH("/api/v1/attempts/{attempt_id}/changes", { params: { path: { attempt_id: attemptId } }, body: { changes } }));
 }
 
-/** Queues a run of the attempt's tests and waits until it has ended. */
+/** Queues a run of the attempt's tests and waits until it has ended: each read waits for the end (`Prefer: wait`). */
 export async function runTests(client: AssayClient, attemptId: string, changedFiles: string[]): Promise<Run> {
   const path = { attempt_id: attemptId };
   const run = await ok(client.POST("/api/v1/attempts/{attempt_id}/runs", { params: { path }, body: { changed_files: changedFiles } }));
   return pollApi(`run ${run.id}`, async () => {
-    const now = await ok(client.GET("/api/v1/attempts/{attempt_id}/runs/{run_id}", { params: { path: { ...path, run_id: run.id } } }));
+    const params = { path: { ...path, run_id: run.id }, header: { prefer: "wait=20" } };
+    const now = await ok(client.GET("/api/v1/attempts/{attempt_id}/runs/{run_id}", { params }));
     return now.status === "queued" || now.status === "RUNNING" ? undefined : now;
   });
 }
