@@ -488,7 +488,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a test run of the attempt's work
-         * @description By the attempt's candidate (not with an IDE session token), while it is IN_PROGRESS. The run is the task's base snapshot and environment plus the overlay entries named in `changed_files` (saved first with PATCH .../changes; an unknown path is a 422, repeats count once); `[]` runs the snapshot as it is. The repository's tests and the candidate's own run; the task's hidden tests never do. Answers 202 at once with the run `queued`; poll GET .../runs/{run_id} with backoff. At most 3 runs per attempt may be queued or running: another is a 429 with Retry-After.
+         * @description By the attempt's candidate (not with an IDE session token), while it is IN_PROGRESS. The run is the task's base snapshot and environment plus the overlay entries named in `changed_files` (saved first with PATCH .../changes; an unknown path is a 422, repeats count once); `[]` runs the snapshot as it is. The repository's tests and the candidate's own run; the task's hidden tests never do. Answers 202 at once with the run `queued`; read GET .../runs/{run_id} with `Prefer: wait=N` until it has ended (or poll it with backoff). At most 3 runs per attempt may be queued or running: another is a 429 with Retry-After.
          */
         post: operations["post_CreateRun"];
         delete?: never;

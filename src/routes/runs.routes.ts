@@ -106,7 +106,8 @@ export class CreateRun extends SessionEndpoint {
       "base snapshot and environment plus the overlay entries named in `changed_files` (saved first with PATCH " +
       ".../changes; an unknown path is a 422, repeats count once); `[]` runs the snapshot as it is. The repository's " +
       "tests and the candidate's own run; the task's hidden tests never do. Answers 202 at once with the run " +
-      `\`queued\`; poll GET .../runs/{run_id} with backoff. At most ${RUN_LIMITS.inFlight} runs per attempt may be ` +
+      `\`queued\`; read GET .../runs/{run_id} with \`Prefer: wait=N\` until it has ended (or poll it with backoff). ` +
+      `At most ${RUN_LIMITS.inFlight} runs per attempt may be ` +
       "queued or running: another is a 429 with Retry-After.",
     request: {
       params: AttemptIdParam,
