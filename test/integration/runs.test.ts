@@ -347,6 +347,10 @@ describe("a finished run", () => {
     const res = await call(`/api/v1/attempts/${attemptId}/runs/${run.id}`, { token: candidate.token, headers: { prefer: "wait=1" } });
     expect(res.headers.get("preference-applied")).toBe("wait=1");
     expect((await res.json()) as RunJson).toMatchObject({ status: "RUNNING" });
+    // A wait that ran out leaves nothing behind in the object: waiting is no way to make it hold memory.
+    await runInDurableObject(attemptStub(attemptId), (object) => {
+      expect((object as unknown as { runWaiters: Map<string, unknown> }).runWaiters.size).toBe(0);
+    });
     const stranger = await signIn();
     expect((await call(`/api/v1/attempts/${attemptId}/runs/${run.id}`, { token: stranger.token, headers: { prefer: "wait=20" } })).status).toBe(404);
     expect((await call(`/api/v1/attempts/${attemptId}/runs/run_${"0".repeat(32)}`, { token: candidate.token, headers: { prefer: "wait=20" } })).status).toBe(404);

@@ -42,11 +42,11 @@ export async function startScoring(env: Env, attemptId: string, rescore: boolean
   if (!rescore) await env.SIMILARITY.send({ attempt_id: attemptId });
   let scoreId: string;
   if (latest?.status === "scoring") {
-    // Resume a report whose jobs were never queued (the previous delivery stopped halfway).
+    // A re-score leaves a round in progress alone; otherwise this resumes a report whose jobs
+    // were never queued (the previous start stopped halfway).
     if (latest.hiddenJobId) return;
     scoreId = latest.id;
   } else {
-    if (latest && !rescore) return;
     scoreId = await insertScore(db, attemptId, { status: "scoring" });
   }
   await runScoringJobs(env, scoreId, work);
